@@ -1,0 +1,43 @@
+package store
+
+import (
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrNotFound is returned when a query that expects one row finds none.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a write breaks a uniqueness rule.
+var ErrConflict = errors.New("store: unique constraint violated")
+
+// ErrStale is returned when a compare-and-set on a version found another.
+var ErrStale = errors.New("store: stale version")
+
+// classify turns driver errors into the store's sentinel errors.
+func classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrNotFound
+	case isUniqueViolation(err):
+		return errors.Join(ErrConflict, err)
+	}
+	return err
+}
+
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505"
+	}
+	// modernc.org/sqlite reports SQLITE_CONSTRAINT_UNIQUE (2067) and
+	// SQLITE_CONSTRAINT_PRIMARYKEY (1555) in the message.
+	msg := err.Error()
+	return strings.Contains(msg, "UNIQUE constraint failed") ||
+		strings.Contains(msg, "constraint failed: UNIQUE")
+}

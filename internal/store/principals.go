@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/openclaw/occ/internal/occ"
+)
+
+const principalCols = `id, kind, name, email, password_hash, namespace_id, agent_id, disabled, created_at, updated_at, version`
+
+func scanPrincipal(r rowScanner) (occ.Principal, error) {
+	var p occ.Principal
+	var email, hash, ns, agent sql.NullString
+	var disabled int
+	var created, updated int64
+	err := r.Scan(&p.ID, &p.Kind, &p.Name, &email, &hash, &ns, &agent, &disabled, &created, &updated, &p.Version)
+	p.Email, p.PasswordHash, p.NamespaceID, p.AgentID = str(email), str(hash), str(ns), str(agent)
+	p.Disabled = disabled != 0
+	p.CreatedAt, p.UpdatedAt = occ.FromMillis(created), occ.FromMillis(updated)
+	return p, classify(err)
+}
+
+// InsertPrincipal adds a human or service principal; a taken email is ErrConflict.
+func (q Q) InsertPrincipal(ctx context.Context, p occ.Principal) error {
+	_, err := q.q.ExecContext(ctx, `INSERT INTO principals (`+principalCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		p.ID, p.Kind, p.Name, nullStr(p.Email), nullStr(p.PasswordHash), nullStr(p.NamespaceID), nullStr(p.AgentID),
+		boolInt(p.Disabled), occ.Millis(p.CreatedAt), occ.Millis(p.UpdatedAt), p.Version)
+	return classify(err)
+}
+
+// GetPrincipal returns one principal.
+func (q Q) GetPrincipal(ctx context.Context, id string) (occ.Principal, error) {
+	return scanPrincipal(q.q.QueryRowContext(ctx, `SELECT `+principalCols+` FROM principals WHERE id = $1`, id))
+}
+
+// GetPrincipalByEmail returns the human with that email.
+func (q Q) GetPrincipalByEmail(ctx context.Context, email string) (occ.Principal, error) {
+	return scanPrincipal(q.q.QueryRowContext(ctx,
+		`SELECT `+principalCols+` FROM principals WHERE kind = 'human' AND email = $1`, email))
+}
+
+// ListPrincipals returns principals of one kind after the cursor.
+func (q Q) ListPrincipals(ctx context.Context, kind occ.PrincipalKind, after Cursor, limit int) ([]occ.Principal, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT `+principalCols+` FROM principals
+		WHERE kind = $1 AND (created_at > $2 OR (created_at = $2 AND id > $3))
+		ORDER BY created_at, id LIMIT $4`, kind, after.CreatedAt, after.ID, limit)
+	return collect(rs, err, scanPrincipal)
+}
+
+// SetPrincipalDisabled enables or disables a principal.
+func (q Q) SetPrincipalDisabled(ctx context.Context, id string, disabled bool, at int64) error {
+	return affected(q.q.ExecContext(ctx,
+		`UPDATE principals SET disabled = $1, updated_at = $2, version = version + 1 WHERE id = $3`, boolInt(disabled), at, id))
+}
+
+// DeletePrincipal removes a principal with its keys, sessions, bindings and
+// restrictions (by foreign-key cascade).
+func (q Q) DeletePrincipal(ctx context.Context, id string) error {
+	return affected(q.q.ExecContext(ctx, `DELETE FROM principals WHERE id = $1`, id))
+}
+
+// DeleteNamespacePrincipals removes every service principal scoped to a
+// Namespace, returning their IDs.
+func (q Q) DeleteNamespacePrincipals(ctx context.Context, namespaceID string) ([]string, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT id FROM principals WHERE namespace_id = $1`, namespaceID)
+	ids, err := collect(rs, err, func(r rowScanner) (string, error) { var s string; return s, r.Scan(&s) })
+	if err != nil {
+		return nil, err
+	}
+	_, err = q.q.ExecContext(ctx, `DELETE FROM principals WHERE namespace_id = $1`, namespaceID)
+	return ids, classify(err)
+}

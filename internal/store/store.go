@@ -1,0 +1,138 @@
+// Package store holds occ's transactions and queries over database/sql, for
+// the embedded SQLite file and for PostgreSQL. Query methods live on Q, which
+// both a plain connection pool and a transaction provide.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" database/sql driver
+)
+
+// Dialect names the database engine behind a Store.
+type Dialect string
+
+// The supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Store is occ's database: a pool plus its dialect.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	Q
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Q carries the query methods; it runs them on a pool or inside a transaction.
+type Q struct{ q querier }
+
+// Tx is one database transaction.
+type Tx struct {
+	Q
+	tx *sql.Tx
+}
+
+// SQL returns the underlying transaction, for River's transactional enqueue.
+func (t *Tx) SQL() *sql.Tx { return t.tx }
+
+// Open connects to the database a URL names: sqlite://PATH or
+// postgres://… . It does not migrate.
+func Open(ctx context.Context, rawURL string) (*Store, error) {
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite://"):
+		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite://"))
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		return openPostgres(ctx, rawURL)
+	default:
+		return nil, fmt.Errorf("database URL must start with sqlite:// or postgres://")
+	}
+}
+
+func openSQLite(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite database URL has no path")
+	}
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer, and River's SQLite driver wants it.
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	return ping(ctx, db, SQLite)
+}
+
+func openPostgres(ctx context.Context, rawURL string) (*Store, error) {
+	db, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(20)
+	db.SetMaxIdleConns(10)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return ping(ctx, db, Postgres)
+}
+
+func ping(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to %s: %w", d, err)
+	}
+	return &Store{db: db, dialect: d, Q: Q{q: db}}, nil
+}
+
+// DB returns the pool, for River.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect reports which engine this is.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers, for /readyz.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// InTx runs fn in one transaction, committing when it returns nil.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	sqlTx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	tx := &Tx{Q: Q{q: sqlTx}, tx: sqlTx}
+	if err := fn(tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
