@@ -1,0 +1,294 @@
+// Package deptest keeps the imports of the module honest: it lists every
+// package with `go list` and checks the import rules of ARCHITECTURE.md
+// ("Packages and what each may import"), as tailscale's deptest does.
+package deptest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/openclaw/occ"
+
+// pkg is the part of `go list -json` output the rules need. Paths are
+// relative to the module ("internal/occ") for the module's own packages and
+// full import paths otherwise.
+type pkg struct {
+	ImportPath   string
+	Name         string
+	Imports      []string // from non-test files
+	TestImports  []string // from _test.go files of the same package
+	XTestImports []string // from _test.go files of package <name>_test
+	Error        *struct{ Err string }
+}
+
+// rule is one import rule, applied to the non-test imports of every package it
+// covers.
+type rule struct {
+	name string
+	// applies reports whether the rule covers the package at rel.
+	applies func(rel string) bool
+	// forbids reports whether the package at rel may not import imp (imp is
+	// module-relative when inside the module, a full path otherwise).
+	forbids func(rel, imp string) bool
+}
+
+// under reports whether rel is prefix or below it.
+func under(rel string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// internal returns the module-relative path of an import, and whether it is
+// in the module.
+func internal(imp string) (string, bool) {
+	if imp == module {
+		return ".", true
+	}
+	rel, ok := strings.CutPrefix(imp, module+"/")
+	return rel, ok
+}
+
+// standard reports whether imp is a standard library package: its first path
+// element has no dot (and it is not cgo's "C").
+func standard(imp string) bool {
+	first, _, _ := strings.Cut(imp, "/")
+	return imp != "C" && !strings.Contains(first, ".")
+}
+
+// isTestHelper reports whether a package path names a test-helper package
+// (storetest, computetest, gatewaytest…).
+func isTestHelper(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasSuffix(base, "test") && base != "test"
+}
+
+// driver returns the driver name of a package under internal/compute/<name>,
+// or "" when rel is not part of a driver (the compute package itself and test
+// helpers such as computetest are not drivers).
+func driver(rel string) string {
+	rest, ok := strings.CutPrefix(rel, "internal/compute/")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	if isTestHelper(name) {
+		return ""
+	}
+	return name
+}
+
+// serverSide are the packages a client of the HTTP API never imports.
+var serverSide = []string{
+	"internal/store", "internal/iam", "internal/audit", "internal/secrets", "internal/app",
+	"internal/worker", "internal/compute", "internal/httpapi", "internal/server", "internal/console",
+}
+
+// forbidInternal builds a forbids function for module packages under any of
+// prefixes.
+func forbidInternal(prefixes ...string) func(rel, imp string) bool {
+	return func(_, imp string) bool {
+		r, ok := internal(imp)
+		return ok && under(r, prefixes...)
+	}
+}
+
+// rules are the import rules of ARCHITECTURE.md. Each applies to the non-test
+// imports of the packages it covers; test-helper imports are checked
+// separately (checkTestHelpers).
+var rules = []rule{
+	{
+		name:    "internal/occ imports only the standard library",
+		applies: func(rel string) bool { return under(rel, "internal/occ") },
+		forbids: func(_, imp string) bool { return !standard(imp) },
+	},
+	{
+		name: "store, iam, audit and secrets never import app, worker, httpapi or compute",
+		applies: func(rel string) bool {
+			return under(rel, "internal/store", "internal/iam", "internal/audit", "internal/secrets")
+		},
+		forbids: forbidInternal("internal/app", "internal/worker", "internal/httpapi", "internal/compute"),
+	},
+	{
+		name:    "app never imports httpapi, compute or a compute driver (it enqueues; the worker does effects)",
+		applies: func(rel string) bool { return under(rel, "internal/app") },
+		forbids: forbidInternal("internal/httpapi", "internal/compute"),
+	},
+	{
+		name:    "httpapi never imports store or worker (it calls app and iam)",
+		applies: func(rel string) bool { return under(rel, "internal/httpapi") },
+		forbids: forbidInternal("internal/store", "internal/worker"),
+	},
+	{
+		name:    "compute drivers never import each other",
+		applies: func(rel string) bool { return driver(rel) != "" },
+		forbids: func(rel, imp string) bool {
+			r, ok := internal(imp)
+			return ok && driver(r) != "" && driver(r) != driver(rel)
+		},
+	},
+	{
+		name:    "cli and client never import server-side packages",
+		applies: func(rel string) bool { return under(rel, "internal/cli", "internal/client") },
+		forbids: forbidInternal(serverSide...),
+	},
+}
+
+// violation is one broken rule.
+type violation struct{ pkg, imp, rule string }
+
+func (v violation) String() string {
+	return fmt.Sprintf("%s imports %s, breaking the rule %q", v.pkg, v.imp, v.rule)
+}
+
+// check applies every rule to pkgs.
+func check(pkgs []pkg) []violation {
+	var out []violation
+	for _, p := range pkgs {
+		rel, ok := internal(p.ImportPath)
+		if !ok {
+			continue
+		}
+		for _, r := range rules {
+			if !r.applies(rel) {
+				continue
+			}
+			for _, imp := range p.Imports {
+				if r.forbids(rel, imp) {
+					out = append(out, violation{rel, imp, r.name})
+				}
+			}
+		}
+		out = append(out, checkTestHelpers(rel, p)...)
+	}
+	return out
+}
+
+// testHelperRule is the rule checkTestHelpers enforces.
+const testHelperRule = "test helpers (*test packages) are imported only from _test.go files"
+
+// checkTestHelpers reports a test-helper package imported from a non-test
+// file. Test helpers may build on each other (computetest may use
+// gatewaytest): the whole group is reachable only from tests.
+func checkTestHelpers(rel string, p pkg) []violation {
+	if isTestHelper(rel) {
+		return nil
+	}
+	var out []violation
+	for _, imp := range p.Imports {
+		if r, ok := internal(imp); ok && isTestHelper(r) {
+			out = append(out, violation{rel, imp, testHelperRule})
+		}
+	}
+	return out
+}
+
+// listPackages runs `go list -e -json ./...` from the module root. -e keeps
+// going past packages that do not compile, so one broken package elsewhere
+// does not hide the rules.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	root := path.Dir(strings.TrimSpace(string(gomod)))
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Name,Imports,TestImports,XTestImports,Error", "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list in %s: %v\n%s", root, err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		if p.Error != nil {
+			t.Logf("note: %s: %s (its imports may be incomplete)", p.ImportPath, p.Error.Err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func TestImportRules(t *testing.T) {
+	t.Parallel()
+	pkgs := listPackages(t)
+
+	// Self-check: the test must see the module, not pass on an empty list.
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		seen[p.ImportPath] = true
+	}
+	for _, want := range []string{"internal/occ", "internal/config"} {
+		if !seen[module+"/"+want] {
+			t.Fatalf("go list did not report %s/%s (saw %d packages); the rules would pass vacuously", module, want, len(pkgs))
+		}
+	}
+
+	for _, v := range check(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestRulesCatchViolations feeds synthetic packages to the rules, so that a
+// rule that stops matching anything is noticed.
+func TestRulesCatchViolations(t *testing.T) {
+	t.Parallel()
+	m := func(rel string) string { return module + "/" + rel }
+	tests := []struct {
+		name string
+		pkg  pkg
+		bad  []string // the imports that must be reported, in order
+	}{
+		{"occ imports a module package", pkg{ImportPath: m("internal/occ"), Imports: []string{"fmt", m("internal/store")}}, []string{m("internal/store")}},
+		{"occ imports a third-party package", pkg{ImportPath: m("internal/occ"), Imports: []string{"github.com/google/uuid", "C"}}, []string{"github.com/google/uuid", "C"}},
+		{"occ tests may import anything", pkg{ImportPath: m("internal/occ"), Imports: []string{"strings"}, XTestImports: []string{m("internal/store")}}, nil},
+		{"store imports app", pkg{ImportPath: m("internal/store/postgres"), Imports: []string{m("internal/app"), m("internal/occ")}}, []string{m("internal/app")}},
+		{"iam imports compute", pkg{ImportPath: m("internal/iam"), Imports: []string{m("internal/compute")}}, []string{m("internal/compute")}},
+		{"audit imports worker", pkg{ImportPath: m("internal/audit"), Imports: []string{m("internal/worker")}}, []string{m("internal/worker")}},
+		{"secrets imports httpapi", pkg{ImportPath: m("internal/secrets"), Imports: []string{m("internal/httpapi/wire")}}, []string{m("internal/httpapi/wire")}},
+		{"store may import occ", pkg{ImportPath: m("internal/store"), Imports: []string{m("internal/occ"), "database/sql"}}, nil},
+		{"app imports a driver", pkg{ImportPath: m("internal/app"), Imports: []string{m("internal/compute/docker"), m("internal/store"), m("internal/httpapi")}}, []string{m("internal/compute/docker"), m("internal/httpapi")}},
+		{"httpapi imports store", pkg{ImportPath: m("internal/httpapi/adminproxy"), Imports: []string{m("internal/store"), m("internal/worker"), m("internal/app"), m("internal/iam")}}, []string{m("internal/store"), m("internal/worker")}},
+		{"driver imports another driver", pkg{ImportPath: m("internal/compute/ssh"), Imports: []string{m("internal/compute"), m("internal/compute/local"), m("internal/compute/ssh/unit")}}, []string{m("internal/compute/local")}},
+		{"client imports httpapi", pkg{ImportPath: m("internal/client"), Imports: []string{m("internal/httpapi"), m("internal/occ")}}, []string{m("internal/httpapi")}},
+		{"cli imports server", pkg{ImportPath: m("internal/cli/agents"), Imports: []string{m("internal/server"), m("internal/client"), m("internal/config")}}, []string{m("internal/server")}},
+		{"test helper from production code", pkg{ImportPath: m("internal/worker"), Imports: []string{m("internal/gateway/gatewaytest")}}, []string{m("internal/gateway/gatewaytest")}},
+		{"test helper from tests", pkg{ImportPath: m("internal/worker"), TestImports: []string{m("internal/store/storetest")}, XTestImports: []string{m("internal/compute/computetest")}}, nil},
+		{"test helper from test helper", pkg{ImportPath: m("internal/compute/computetest"), Imports: []string{m("internal/gateway/gatewaytest"), m("internal/compute")}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got []string
+			for _, v := range check([]pkg{tt.pkg}) {
+				got = append(got, v.imp)
+				if v.rule == "" || !strings.Contains(v.String(), "breaking the rule") {
+					t.Errorf("violation without its rule: %v", v)
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tt.bad, ",") {
+				t.Errorf("reported %v, want %v", got, tt.bad)
+			}
+		})
+	}
+}
