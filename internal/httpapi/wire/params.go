@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
