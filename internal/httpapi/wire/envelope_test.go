@@ -100,7 +100,7 @@ func TestWriteError(t *testing.T) {
 			code: occ.CodeRateLimited, header: map[string]string{"Retry-After": "1"}},
 		{name: "405 keeps Allow", err: occ.E(occ.CodeMethodNotAllowed, msgMethodNotAllowed),
 			prepare: func(w http.ResponseWriter) { w.Header().Set("Allow", "GET, POST") },
-			status: 405, code: occ.CodeMethodNotAllowed, header: map[string]string{"Allow": "GET, POST"}},
+			status:  405, code: occ.CodeMethodNotAllowed, header: map[string]string{"Allow": "GET, POST"}},
 		{name: "empty message gets the code's", err: &occ.Error{Code: occ.CodeForbidden}, status: 403, code: occ.CodeForbidden, message: occ.MsgForbidden},
 		{name: "message capped", err: occ.E(occ.CodeInvalidRequest, long), status: 400, code: occ.CodeInvalidRequest, message: long[:512]},
 		{name: "control characters replaced", err: occ.E(occ.CodeResourceConflict, "a\x00b\nc\u200bd\u2028e\x7f"), status: 409,
@@ -109,7 +109,10 @@ func TestWriteError(t *testing.T) {
 		{name: "details capped without occ.Invalid", err: &occ.Error{Code: occ.CodeInvalidRequest, Message: "Bad.", Details: manyDetails}, status: 400,
 			code: occ.CodeInvalidRequest, details: 32},
 		{name: "header set by the handler is replaced", err: occ.ErrForbidden,
-			prepare: func(w http.ResponseWriter) { w.Header().Set("Content-Type", "text/html"); w.Header().Set("Cache-Control", "public") },
+			prepare: func(w http.ResponseWriter) {
+				w.Header().Set("Content-Type", "text/html")
+				w.Header().Set("Cache-Control", "public")
+			},
 			status: 403, code: occ.CodeForbidden},
 	}
 	for _, tc := range tests {
