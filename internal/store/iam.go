@@ -256,3 +256,17 @@ func (q Q) DeleteNamespacePolicy(ctx context.Context, namespaceID string) (map[s
 	}
 	return out, nil
 }
+
+// SetRolePermissions replaces a role's permissions.
+func (q Q) SetRolePermissions(ctx context.Context, roleID string, perms []occ.Permission) error {
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM role_permissions WHERE role_id = $1`, roleID); err != nil {
+		return classify(err)
+	}
+	for _, p := range perms {
+		if _, err := q.q.ExecContext(ctx, `INSERT INTO role_permissions (role_id, kind, action) VALUES ($1, $2, $3)`,
+			roleID, string(p.Kind), string(p.Action)); err != nil {
+			return classify(err)
+		}
+	}
+	return nil
+}

@@ -67,3 +67,17 @@ func (q Q) CountNamespaces(ctx context.Context) (int, error) {
 	err := q.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM namespaces WHERE deleted_at IS NULL`).Scan(&n)
 	return n, err
 }
+
+// Owned is one resource a Namespace still owns.
+type Owned struct {
+	Kind string
+	ID   string
+}
+
+// NamespaceOwned lists what blocks a Namespace's deletion, interleaved by
+// kind (one of each kind in turn) and capped at 100 rows.
+func (q Q) NamespaceOwned(ctx context.Context, namespaceID string) ([]Owned, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT 'service_principal', id FROM principals WHERE namespace_id = $1 AND agent_id IS NULL
+		ORDER BY 2 LIMIT 100`, namespaceID)
+	return collect(rs, err, func(r rowScanner) (Owned, error) { var o Owned; return o, r.Scan(&o.Kind, &o.ID) })
+}

@@ -1,0 +1,102 @@
+// Package app holds occ's use cases, one file per resource. Each one
+// authorizes, validates, and then writes the change, its audit event and any
+// queued work in one transaction. Effects on runtimes happen later, in the
+// worker.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/openclaw/occ/internal/audit"
+	"github.com/openclaw/occ/internal/iam"
+	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
+)
+
+// Enqueuer inserts durable work inside a transaction.
+type Enqueuer interface {
+	Enqueue(ctx context.Context, tx *store.Tx, args river.JobArgs) error
+}
+
+// Options tune the use cases.
+type Options struct {
+	MaxAttempts     int           // teardown attempt budget
+	SessionLifetime time.Duration // browser sessions
+	KeyDefaultTTL   time.Duration // service keys without expiresIn
+}
+
+// App is the set of use cases.
+type App struct {
+	st     *store.Store
+	authz  *iam.Authorizer
+	jobs   Enqueuer
+	opts   Options
+	now    func() time.Time
+	instID string
+}
+
+// New returns the use cases over a migrated, bootstrapped store.
+func New(ctx context.Context, st *store.Store, jobs Enqueuer, opts Options) (*App, error) {
+	in, err := st.GetInstallation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load installation: %w", err)
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 5
+	}
+	if opts.SessionLifetime <= 0 {
+		opts.SessionLifetime = 7 * 24 * time.Hour
+	}
+	if opts.KeyDefaultTTL <= 0 {
+		opts.KeyDefaultTTL = 30 * 24 * time.Hour
+	}
+	return &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID}, nil
+}
+
+// InstallationID is this installation's ID.
+func (a *App) InstallationID() string { return a.instID }
+
+// Authorizer exposes the one authorizer, for the HTTP layer's filters.
+func (a *App) Authorizer() *iam.Authorizer { return a.authz }
+
+// tx runs fn in a transaction, turning database failures into 503 and
+// keeping occ errors as they are.
+func (a *App) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
+	err := a.st.InTx(ctx, fn)
+	if err == nil || occ.AsError(err) != nil {
+		return err
+	}
+	return occ.Unavailable(err)
+}
+
+// record appends an audit event inside tx; failure fails the change (503).
+func (a *App) record(ctx context.Context, tx *store.Tx, ev occ.AuditEvent) error {
+	if ev.Kind == "" {
+		ev.Kind = occ.AuditMutation
+	}
+	if ev.Outcome == "" {
+		ev.Outcome = occ.OutcomeSuccess
+	}
+	if err := audit.Append(ctx, tx, ev); err != nil {
+		return occ.Unavailable(fmt.Errorf("append audit event %s: %w", ev.Action, err))
+	}
+	return nil
+}
+
+// notFoundOr maps store.ErrNotFound to NOT_FOUND and other failures to 503.
+func notFoundOr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return occ.ErrNotFound
+	case occ.AsError(err) != nil:
+		return err
+	}
+	return occ.Unavailable(err)
+}

@@ -1,0 +1,38 @@
+// Package audit builds, redacts and appends audit events. Every mutation
+// appends its event in the same transaction as the change, so an event that
+// cannot be written fails the change.
+package audit
+
+import (
+	"context"
+	"time"
+
+	"github.com/openclaw/occ/internal/occ"
+)
+
+// Appender is where events go: a store transaction, or the store itself for a
+// lone event such as a denial.
+type Appender interface {
+	InsertAuditEvent(ctx context.Context, e occ.AuditEvent) error
+}
+
+// Append redacts e's details, fills its ID and time, and writes it.
+func Append(ctx context.Context, to Appender, e occ.AuditEvent) error {
+	if e.ID == "" {
+		e.ID = occ.NewID(occ.PrefixAudit)
+	}
+	if e.OccurredAt.IsZero() {
+		e.OccurredAt = time.Now()
+	}
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details = Redact(e.Details)
+	if e.RequestID == "" {
+		e.RequestID = occ.RequestIDFrom(ctx)
+	}
+	if e.NamespaceID == "" {
+		e.NamespaceID = e.Resource.NamespaceID
+	}
+	return to.InsertAuditEvent(ctx, e)
+}

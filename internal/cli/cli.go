@@ -1,0 +1,155 @@
+// Package cli is the occ command line: `occ serve`, `occ migrate`,
+// `occ config validate` and `occ version` (the client commands come later).
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/server"
+)
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := &cobra.Command{Use: "occ", Short: "occ, the OpenClaw Enterprise control plane", SilenceUsage: true, SilenceErrors: true}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(serveCmd(stdout), migrateCmd(), configCmd(stdout), versionCmd(stdout))
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(stderr, "occ:", err)
+		return 1
+	}
+	return 0
+}
+
+// serverFlags are the settings a first run needs, each also an OCC_*
+// variable and a configuration key.
+type serverFlags struct {
+	file  string
+	flags map[string]*string
+}
+
+var flagKeys = []struct{ flag, key, usage string }{
+	{"data-dir", "dataDir", "data directory (OCC_DATA_DIR, default ./occ-data)"},
+	{"listen", "listen", "API listen address (OCC_LISTEN, default 127.0.0.1:8080)"},
+	{"database-url", "databaseURL", "sqlite://PATH or postgres://… (OCC_DATABASE_URL)"},
+	{"compute", "compute.driver", "compute driver: local, ssh, docker, kubernetes (OCC_COMPUTE)"},
+	{"runtime-dir", "runtimeDir", "where the pinned Node.js and OpenClaw live (OCC_RUNTIME_DIR)"},
+	{"role", "role", "all, api or worker (OCC_ROLE)"},
+}
+
+func (f *serverFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.file, "config", os.Getenv("OCC_CONFIG"), "installation configuration file (OCC_CONFIG)")
+	f.flags = map[string]*string{}
+	for _, k := range flagKeys {
+		f.flags[k.key] = cmd.Flags().String(k.flag, "", k.usage)
+	}
+}
+
+func (f *serverFlags) load(cmd *cobra.Command) (*config.Config, error) {
+	set := map[string]string{}
+	for _, k := range flagKeys {
+		if cmd.Flags().Changed(k.flag) {
+			set[k.key] = *f.flags[k.key]
+		}
+	}
+	return config.Load(config.Source{File: f.file, Env: os.Environ(), Flags: set})
+}
+
+func logger(cfg *config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Logging.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Logging.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func serveCmd(stdout io.Writer) *cobra.Command {
+	var f serverFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API and the worker (embedded SQLite and local compute by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			m := &server.Main{Config: cfg, Logger: logger(cfg, os.Stderr), Out: stdout}
+			if err := m.Start(ctx); err != nil {
+				return err
+			}
+			defer m.Close()
+			return m.Wait(ctx)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func migrateCmd() *cobra.Command {
+	var f serverFlags
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply database migrations and exit",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+				return err
+			}
+			st, err := server.Open(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return st.Close()
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func configCmd(stdout io.Writer) *cobra.Command {
+	var f serverFlags
+	validate := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the installation configuration without starting",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := f.load(cmd); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, "configuration is valid")
+			return nil
+		},
+	}
+	f.register(validate)
+	cmd := &cobra.Command{Use: "config", Short: "Installation configuration"}
+	cmd.AddCommand(validate)
+	return cmd
+}
+
+func versionCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "occ", server.Version) },
+	}
+}

@@ -1,0 +1,85 @@
+// Package httpapi serves occ's HTTP API: admission against api/openapi.yaml
+// (package wire), authentication, and handlers that call the use cases. It is
+// the one place that turns occ errors into HTTP statuses (wire.StatusOf).
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/openclaw/occ/api"
+	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/httpapi/gen"
+	"github.com/openclaw/occ/internal/httpapi/wire"
+	"github.com/openclaw/occ/internal/iam"
+)
+
+// Options configure the HTTP API.
+type Options struct {
+	App              *app.App
+	Authn            *iam.Authenticator
+	DefaultBodyLimit int64
+	BodyLimits       map[string]int64 // by operationId
+	Version          string
+	OpenClawVersion  string
+	ComputeDriver    string
+	Metrics          http.Handler // served at /metrics to installation administrators
+	Logger           *slog.Logger
+}
+
+// LoadSpec parses the embedded OpenAPI document.
+func LoadSpec() (*openapi3.T, error) {
+	loader := openapi3.NewLoader()
+	spec, err := loader.LoadFromData(api.OpenAPIYAML)
+	if err != nil {
+		return nil, fmt.Errorf("parse api/openapi.yaml: %w", err)
+	}
+	if err := spec.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("validate api/openapi.yaml: %w", err)
+	}
+	return spec, nil
+}
+
+// New returns the API handler.
+func New(o Options) (http.Handler, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	spec, err := LoadSpec()
+	if err != nil {
+		return nil, err
+	}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	adm, err := wire.New(wire.Options{Spec: spec, DefaultBodyLimit: o.DefaultBodyLimit, BodyLimits: o.BodyLimits, Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	h := &handlers{app: o.App, opts: o, specJSON: specJSON}
+	strict := gen.NewStrictHandlerWithOptions(h, nil, gen.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			wire.WriteError(w, r, invalidRequest(err))
+		},
+		ResponseErrorHandlerFunc: wire.WriteError,
+	})
+	routes := gen.HandlerWithOptions(strict, gen.StdHTTPServerOptions{
+		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
+			wire.WriteError(w, r, invalidRequest(err))
+		},
+	})
+	authn := &authenticator{authn: o.Authn, log: o.Logger}
+	api := adm.PreAuth(authn.middleware(adm.Body(routes)))
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	if o.Metrics != nil {
+		mux.Handle("GET /metrics", authn.requireAdmin(o.App, o.Metrics))
+	}
+	return mux, nil
+}

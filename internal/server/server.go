@@ -1,0 +1,225 @@
+// Package server is the one place that wires occ together: configuration,
+// store, migrations, bootstrap, worker, compute driver and HTTP API. Main is
+// what `occ serve` runs and what end-to-end tests boot on port 0.
+package server
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
+
+	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/httpapi"
+	"github.com/openclaw/occ/internal/iam"
+	"github.com/openclaw/occ/internal/jobs"
+	"github.com/openclaw/occ/internal/store"
+	"github.com/openclaw/occ/internal/worker"
+)
+
+// Version is the build version, set with -ldflags at release time.
+var Version = "dev"
+
+// Main runs one occ process.
+type Main struct {
+	Config *config.Config
+	Logger *slog.Logger
+	Out    io.Writer // where first-start messages go (the bootstrap password)
+	// Driver overrides the configured compute driver (tests inject faults).
+	Driver compute.Driver
+
+	st       *store.Store
+	river    *river.Client[*sql.Tx]
+	http     *http.Server
+	listener net.Listener
+	lock     *os.File
+	errc     chan error
+}
+
+// Addr is the API's listening address once Start returned.
+func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// Store exposes the database, for tests.
+func (m *Main) Store() *store.Store { return m.st }
+
+// Start opens everything and begins serving; Close stops it.
+func (m *Main) Start(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	cfg := m.Config
+	if m.Logger == nil {
+		m.Logger = slog.Default()
+	}
+	if m.Out == nil {
+		m.Out = os.Stdout
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	if m.st, err = Open(ctx, cfg); err != nil {
+		return err
+	}
+	if m.st.Dialect() == store.SQLite {
+		// One process per SQLite file: River's orphan rescue relies on it.
+		if m.lock, err = lockFile(filepath.Join(cfg.DataDir, "occ.lock")); err != nil {
+			return err
+		}
+	}
+	driver, err := m.driver()
+	if err != nil {
+		return err
+	}
+	wopts := worker.Options{MaxAttempts: cfg.Worker.MaxAttempts, PollInterval: cfg.Worker.PollInterval.D(),
+		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger}
+	working := cfg.Role != "api"
+	if !working {
+		driver = nil
+	}
+	if m.river, err = worker.NewClient(m.st, driver, wopts); err != nil {
+		return err
+	}
+	enq := jobs.NewEnqueuer(m.river)
+	boot, err := app.Bootstrap(ctx, m.st, enq, app.BootstrapOptions{DataDir: cfg.DataDir, AdminEmail: "admin@occ.local",
+		AdminPassword: cfg.Auth.BootstrapAdminPassword, APIKey: cfg.Auth.BootstrapAPIKey})
+	if err != nil {
+		return err
+	}
+	if boot.Created {
+		m.announce(boot)
+	}
+	if working {
+		if n, err := worker.RescueOrphans(ctx, m.st); err != nil {
+			return err
+		} else if n > 0 {
+			m.Logger.Info("made work left running by a previous process available again", "jobs", n)
+		}
+		if err := m.river.Start(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+	}
+	if cfg.Role == "worker" {
+		return nil
+	}
+	return m.serveAPI(ctx, enq)
+}
+
+// Open opens and migrates the configured database.
+func Open(ctx context.Context, cfg *config.Config) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx, jobs.Migrate(st)); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (m *Main) driver() (compute.Driver, error) {
+	if m.Driver != nil {
+		return m.Driver, nil
+	}
+	switch m.Config.Compute.Driver {
+	case "local":
+		return local.New(filepath.Join(m.Config.DataDir, "compute"))
+	}
+	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local", m.Config.Compute.Driver)
+}
+
+func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
+	cfg := m.Config
+	a, err := app.New(ctx, m.st, enq, app.Options{MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D()})
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
+		Version: Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, ComputeDriver: cfg.Compute.Driver,
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger})
+	if err != nil {
+		return err
+	}
+	if m.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	m.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
+	m.errc = make(chan error, 1)
+	go func() { m.errc <- m.http.Serve(m.listener) }()
+	m.Logger.Info("occ is serving", "addr", m.Addr(), "database", string(m.st.Dialect()), "compute", cfg.Compute.Driver, "role", cfg.Role)
+	return nil
+}
+
+// Wait blocks until ctx ends or the HTTP server fails.
+func (m *Main) Wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-m.errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// Close stops serving and working, and closes the database.
+func (m *Main) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if m.http != nil {
+		_ = m.http.Shutdown(ctx)
+	}
+	if m.river != nil {
+		_ = m.river.Stop(ctx)
+	}
+	if m.st != nil {
+		_ = m.st.Close()
+	}
+	if m.lock != nil {
+		_ = m.lock.Close()
+	}
+	return nil
+}
+
+func (m *Main) announce(b app.BootstrapResult) {
+	fmt.Fprintf(m.Out, "occ: first start: created the installation, the default Namespace and an administrator.\n")
+	fmt.Fprintf(m.Out, "occ: service key (installation admin) written to %s (mode 0600)\n", b.KeyFile)
+	if b.GeneratedPassword != "" {
+		fmt.Fprintf(m.Out, "occ: console sign-in %s / %s  (shown once; set OCC_BOOTSTRAP_ADMIN_PASSWORD to choose it)\n",
+			b.AdminEmail, b.GeneratedPassword)
+	}
+}
+
+// lockFile takes an exclusive, non-blocking lock on path.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("another occ process uses this data directory (%s): %w", path, err)
+	}
+	return f, nil
+}

@@ -1,0 +1,121 @@
+// Package worker runs occ's durable work on River: it re-authorizes the actor
+// recorded with each piece of work and converges the Compute Driver toward
+// the persisted desired state, recording every outcome in the audit log.
+package worker
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/iam"
+	"github.com/openclaw/occ/internal/jobs"
+	"github.com/openclaw/occ/internal/store"
+)
+
+// Options tune the worker.
+type Options struct {
+	MaxAttempts        int
+	PollInterval       time.Duration
+	ConvergenceTimeout time.Duration
+	Concurrency        int
+	JobTimeout         time.Duration // one pass; default 2 min
+	RescueAfter        time.Duration // a running job older than this is rescued; default JobTimeout + 1 min
+	Logger             *slog.Logger
+}
+
+// deps is what every job worker needs.
+type deps struct {
+	st     *store.Store
+	authz  *iam.Authorizer
+	driver compute.Driver
+	opts   Options
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// NewClient returns a River client. With a driver it works jobs; without
+// one (the API-only role) it only inserts them.
+func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Client[*sql.Tx], error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.JobTimeout <= 0 {
+		opts.JobTimeout = 2 * time.Minute
+	}
+	if opts.RescueAfter <= opts.JobTimeout {
+		opts.RescueAfter = opts.JobTimeout + time.Minute
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	riverLog := opts.Logger.With("component", "river")
+	cfg := &river.Config{
+		MaxAttempts: opts.MaxAttempts,
+		Logger:      slog.New(levelFloor{riverLog.Handler(), slog.LevelWarn}),
+		PollOnly:    st.Dialect() == store.SQLite,
+	}
+	if driver != nil {
+		d := &deps{st: st, authz: iam.NewAuthorizer(st), driver: driver, opts: opts, log: opts.Logger, now: time.Now}
+		workers := river.NewWorkers()
+		river.AddWorker(workers, &namespaceWorker{deps: d})
+		cfg.Workers = workers
+		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(1, opts.Concurrency)}}
+		cfg.FetchPollInterval = opts.PollInterval
+		cfg.FetchCooldown = min(opts.PollInterval, 50*time.Millisecond)
+		cfg.JobTimeout = opts.JobTimeout
+		cfg.RescueStuckJobsAfter = opts.RescueAfter
+		cfg.RetryPolicy = backoff{}
+	}
+	c, err := river.NewClient(jobs.Driver(st), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return c, nil
+}
+
+// RescueOrphans makes jobs left running by a killed process available again.
+// It is only safe where one process owns the database (the SQLite file,
+// which occ locks); on PostgreSQL River's rescuer does this after RescueAfter.
+func RescueOrphans(ctx context.Context, st *store.Store) (int64, error) {
+	if st.Dialect() != store.SQLite {
+		return 0, nil
+	}
+	res, err := st.DB().ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+	if err != nil {
+		return 0, fmt.Errorf("rescue orphaned jobs: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// backoff is min(300 s, 1 s·2^(attempt-1)) with full jitter.
+type backoff struct{}
+
+// Delay returns the backoff before the next try after attempt (1-based).
+func Delay(attempt int) time.Duration {
+	d := 300 * time.Second
+	if attempt < 10 {
+		d = min(d, time.Second<<max(attempt-1, 0))
+	}
+	return time.Duration(rand.Float64() * float64(d))
+}
+
+// NextRetry implements river.ClientRetryPolicy.
+func (backoff) NextRetry(job *rivertype.JobRow) time.Time { return time.Now().Add(Delay(job.Attempt)) }
+
+// levelFloor drops records below a level (River is chatty at info).
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
