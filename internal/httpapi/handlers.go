@@ -228,4 +228,3 @@ func (h *handlers) ListNamespaceAuditEvents(ctx context.Context, r gen.ListNames
 	}
 	return gen.ListNamespaceAuditEvents200JSONResponse(toAuditEvents(ctx, p)), nil
 }
-

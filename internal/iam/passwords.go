@@ -9,7 +9,9 @@ import (
 var passwordParams = &argon2id.Params{Memory: 64 * 1024, Iterations: 1, Parallelism: 2, SaltLength: 16, KeyLength: 32}
 
 // HashPassword returns the encoded argon2id hash of a password.
-func HashPassword(password string) (string, error) { return argon2id.CreateHash(password, passwordParams) }
+func HashPassword(password string) (string, error) {
+	return argon2id.CreateHash(password, passwordParams)
+}
 
 // dummyHash is checked when no account matches, so a wrong email costs as
 // much as a wrong password.
