@@ -111,6 +111,11 @@ func New(opts Options) (*Admission, error) {
 	a.schema = []openapi3.SchemaValidationOption{openapi3.MultiErrors()}
 	if opts.Spec.IsOpenAPI31OrLater() {
 		a.schema = append(a.schema, openapi3.EnableJSONSchema2020())
+	} else {
+		// Keep schemas and submitted values out of error texts (they can
+		// reach the logs); problems are built from the errors' fields.
+		a.schema = append(a.schema, openapi3.DisableSchemaErrorDetails())
+		a.filter.SchemaValidationOptions = []openapi3.SchemaValidationOption{openapi3.DisableSchemaErrorDetails()}
 	}
 
 	ids := map[string]string{}

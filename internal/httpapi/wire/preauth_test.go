@@ -243,29 +243,35 @@ func TestPreAuthPanicAfterWriteAborts(t *testing.T) {
 
 func TestPreAuthEnforcesSecurityHeaders(t *testing.T) {
 	t.Parallel()
-	handlers := map[string]http.HandlerFunc{
-		"deletes and overrides": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Del("X-Request-Id")
-			w.Header().Del("X-Content-Type-Options")
-			w.Header().Set("Cache-Control", "max-age=3600")
-			w.WriteHeader(http.StatusTeapot)
+	handlers := map[string]func(t *testing.T) http.HandlerFunc{
+		"deletes and overrides": func(*testing.T) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Del("X-Request-Id")
+				w.Header().Del("X-Content-Type-Options")
+				w.Header().Set("Cache-Control", "max-age=3600")
+				w.WriteHeader(http.StatusTeapot)
+			}
 		},
-		"writes without WriteHeader": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Del("Cache-Control")
-			_, _ = io.WriteString(w, "text")
+		"writes without WriteHeader": func(*testing.T) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Del("Cache-Control")
+				_, _ = io.WriteString(w, "text")
+			}
 		},
-		"flushes": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Del("Cache-Control")
-			w.(http.Flusher).Flush()
-			if err := http.NewResponseController(w).Flush(); err != nil {
-				t.Errorf("ResponseController.Flush: %v", err)
+		"flushes": func(t *testing.T) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Del("Cache-Control")
+				w.(http.Flusher).Flush()
+				if err := http.NewResponseController(w).Flush(); err != nil {
+					t.Errorf("ResponseController.Flush: %v", err)
+				}
 			}
 		},
 	}
 	for name, h := range handlers {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s := newStack(t, Options{}, h)
+			s := newStack(t, Options{}, h(t))
 			r := httptest.NewRequest("GET", "/namespaces", nil)
 			r.Header.Set("Authorization", "Bearer ok")
 			rec := httptest.NewRecorder()
