@@ -7,6 +7,7 @@ import (
 
 	"time"
 
+	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
@@ -171,7 +172,7 @@ func (a *App) retryNamespaceTeardown(ctx context.Context, tx *store.Tx, c occ.Ca
 	}
 	action := ActNamespaceRetry
 	if td.ActorID != c.PrincipalID {
-		initiator, err := a.authz.Decide(ctx, occ.Caller{PrincipalID: td.ActorID}, occ.P(occ.KindNamespace, occ.ActionDelete), ns.Ref())
+		initiator, err := iam.DecideIn(ctx, tx, occ.Caller{PrincipalID: td.ActorID}, occ.P(occ.KindNamespace, occ.ActionDelete), ns.Ref())
 		if err != nil {
 			return ns, nil, err
 		}

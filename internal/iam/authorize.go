@@ -56,7 +56,18 @@ func (a *Authorizer) Authorize(ctx context.Context, c Check) (Decision, error) {
 // Decide answers without auditing: for probes such as "may the caller read
 // what it was just refused?" and for the worker's re-authorization.
 func (a *Authorizer) Decide(ctx context.Context, caller occ.Caller, perm occ.Permission, res occ.ResourceRef) (Decision, error) {
-	rows, err := a.st.LoadPolicy(ctx, caller.PrincipalID, perm)
+	return DecideIn(ctx, a.st, caller, perm, res)
+}
+
+// PolicyLoader reads policy rows: the store, or a transaction in progress
+// (a SQLite transaction holds the only connection).
+type PolicyLoader interface {
+	LoadPolicy(ctx context.Context, principalID string, perm occ.Permission) (store.PolicyRows, error)
+}
+
+// DecideIn is Decide over a given loader, for use inside a transaction.
+func DecideIn(ctx context.Context, q PolicyLoader, caller occ.Caller, perm occ.Permission, res occ.ResourceRef) (Decision, error) {
+	rows, err := q.LoadPolicy(ctx, caller.PrincipalID, perm)
 	if err != nil {
 		return Decision{}, occ.Unavailable(fmt.Errorf("load policy of %s: %w", caller.PrincipalID, err))
 	}

@@ -71,3 +71,9 @@ func (q Q) DeleteNamespacePrincipals(ctx context.Context, namespaceID string) ([
 	_, err = q.q.ExecContext(ctx, `DELETE FROM principals WHERE namespace_id = $1`, namespaceID)
 	return ids, classify(err)
 }
+
+// ScopePrincipalForTest moves a principal into a Namespace's scope; tests use
+// it until the service-principal API exists.
+func (q Q) ScopePrincipalForTest(ctx context.Context, id, namespaceID string) error {
+	return affected(q.q.ExecContext(ctx, `UPDATE principals SET namespace_id = $1 WHERE id = $2`, namespaceID, id))
+}

@@ -1,0 +1,201 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/httpapi"
+	"github.com/openclaw/occ/internal/httpapi/wiretest"
+	"github.com/openclaw/occ/internal/iam"
+	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/server"
+	"github.com/openclaw/occ/internal/store"
+)
+
+// env is one running occ on port 0 and a client whose every exchange is
+// validated against api/openapi.yaml.
+type env struct {
+	t      *testing.T
+	m      *server.Main
+	base   string
+	admin  string // bootstrap service key
+	client *http.Client
+	spec   *openapi3.T
+}
+
+func boot(t *testing.T, dbURL string, driver compute.Driver) *env {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Load(config.Source{Flags: map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
+		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": "http://127.0.0.1:8080"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &server.Main{Config: cfg, Driver: driver, Out: io.Discard,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := m.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	key, err := os.ReadFile(filepath.Join(dir, "bootstrap-admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := httpapi.LoadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, m: m, base: "http://" + m.Addr(), admin: strings.TrimSpace(string(key)), spec: spec,
+		client: &http.Client{Transport: wiretest.NewValidatingTransport(t, spec, http.DefaultTransport)}}
+}
+
+// resp is a decoded response.
+type resp struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+}
+
+func (r resp) data() map[string]any { m, _ := r.Body["data"].(map[string]any); return m }
+func (r resp) list() []any          { l, _ := r.Body["data"].([]any); return l }
+func (r resp) code() string {
+	e, _ := r.Body["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+// call sends one request; body may be nil, a string (sent as is) or a value
+// (sent as JSON).
+func (e *env) call(method, path, key string, body any, headers ...string) resp {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.base+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := resp{Status: res.StatusCode, Header: res.Header}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out.Body)
+	}
+	return out
+}
+
+// createNamespace creates a Namespace as the admin and waits until ready.
+func (e *env) createNamespace(name string) string {
+	e.t.Helper()
+	r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": name})
+	if r.Status != 201 {
+		e.t.Fatalf("create namespace %s: %d %v", name, r.Status, r.Body)
+	}
+	id := r.data()["id"].(string)
+	e.waitStatus(id, "ready")
+	return id
+}
+
+// waitStatus polls a Namespace until it has the status ("gone" = 404).
+func (e *env) waitStatus(id, want string) resp {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := e.call("GET", "/namespaces/"+id, e.admin, nil)
+		got := "gone"
+		if r.Status == 200 {
+			got, _ = r.data()["status"].(string)
+		}
+		if got == want {
+			return r
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("namespace %s stayed %q, want %q", id, got, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// grant describes a principal to make for a test.
+type grant struct {
+	perms     []occ.Permission
+	namespace string      // binding scope; "" = installation
+	target    *occ.Target // exact target
+	restrict  []occ.Permission
+	pinNS     string // key pin
+}
+
+// principal creates a service principal with one role binding (and any
+// restrictions) straight in the store, and returns a key for it.
+func (e *env) principal(g grant) (string, string) {
+	e.t.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	st := e.m.Store()
+	p := occ.Principal{ID: occ.NewID(occ.PrefixServicePrincipal), Kind: occ.PrincipalService, Name: "test", CreatedAt: now, UpdatedAt: now, Version: 1}
+	key := iam.NewServiceKey()
+	err := st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertPrincipal(ctx, p); err != nil {
+			return err
+		}
+		if len(g.perms) > 0 {
+			role := occ.Role{ID: occ.NewID(occ.PrefixRole), Name: "r-" + occ.NewUUID(), NamespaceID: g.namespace, Permissions: g.perms, CreatedAt: now}
+			if err := tx.InsertRole(ctx, role); err != nil {
+				return err
+			}
+			b := occ.Binding{ID: occ.NewID(occ.PrefixBinding), PrincipalID: p.ID, RoleID: role.ID, NamespaceID: g.namespace,
+				Target: g.target, CreatedBy: p.ID, CreatedAt: now}
+			if err := tx.InsertBinding(ctx, b); err != nil {
+				return err
+			}
+		}
+		for _, rp := range g.restrict {
+			r := occ.Restriction{ID: occ.NewID(occ.PrefixRestriction), PrincipalID: p.ID, Permission: rp, NamespaceID: g.namespace,
+				Target: g.target, CreatedBy: p.ID, CreatedAt: now}
+			if err := tx.InsertRestriction(ctx, r); err != nil {
+				return err
+			}
+		}
+		return tx.InsertServiceKey(ctx, occ.ServiceKey{ID: occ.NewID(occ.PrefixServiceKey), PrincipalID: p.ID, NamespaceID: g.pinNS,
+			Name: "test", Lookup: iam.KeyLookup(key), Digest: iam.Digest(key), CreatedBy: p.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)})
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return key, p.ID
+}

@@ -1,0 +1,35 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/openclaw/occ/internal/store"
+)
+
+type storeTx = store.Tx
+
+func scopePrincipal(tx *store.Tx, principalID, namespaceID string) error {
+	return tx.ScopePrincipalForTest(context.Background(), principalID, namespaceID)
+}
+
+// breakAudit makes every audit insert fail, as a full disk or revoked
+// grant would.
+func breakAudit(t *testing.T, e *env) {
+	t.Helper()
+	db := e.m.Store().DB()
+	var stmts []string
+	if e.m.Store().Dialect() == store.SQLite {
+		stmts = []string{`CREATE TRIGGER audit_broken BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit unavailable'); END`}
+	} else {
+		stmts = []string{
+			`CREATE FUNCTION audit_broken() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'audit unavailable'; END $$ LANGUAGE plpgsql`,
+			`CREATE TRIGGER audit_broken BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_broken()`,
+		}
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/openclaw/occ/internal/compute/computetest"
+	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+func TestNamespaceLifecycle(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		e := boot(t, url, nil)
+
+		// The default Namespace exists and becomes ready.
+		r := e.call("GET", "/namespaces", e.admin, nil)
+		if r.Status != 200 || len(r.list()) != 1 || r.list()[0].(map[string]any)["name"] != "default" {
+			t.Fatalf("GET /namespaces = %d %v", r.Status, r.Body)
+		}
+		e.waitStatus(r.list()[0].(map[string]any)["id"].(string), "ready")
+
+		// Create → provisioning → ready.
+		r = e.call("POST", "/namespaces", e.admin, map[string]any{"name": "team-blue"})
+		if r.Status != 201 || r.data()["status"] != "provisioning" || r.Header.Get("ETag") != `"1"` {
+			t.Fatalf("create = %d %v %v", r.Status, r.Body, r.Header)
+		}
+		id := r.data()["id"].(string)
+		e.waitStatus(id, "ready")
+
+		// Names are unique; bad names and bodies are 400 and keep nothing.
+		if r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "team-blue"}); r.Status != 409 || r.code() != "RESOURCE_CONFLICT" {
+			t.Fatalf("duplicate name = %d %v", r.Status, r.Body)
+		}
+		for _, body := range []any{map[string]any{"name": " padded"}, map[string]any{"name": ""}, map[string]any{"name": 3},
+			map[string]any{}, map[string]any{"name": "x", "id": "ns_1"}, `{"name":"a","__proto__":{}}`, `{"name":`} {
+			if r := e.call("POST", "/namespaces", e.admin, body); r.Status != 400 || r.code() != "INVALID_REQUEST" {
+				t.Fatalf("bad body %v = %d %v", body, r.Status, r.Body)
+			}
+		}
+		if r := e.call("POST", "/namespaces", e.admin, "name=x", "Content-Type", "text/plain"); r.Status != 415 {
+			t.Fatalf("text body = %d %v", r.Status, r.Body)
+		}
+
+		// Rename with If-Match: a stale tag is 412, the current one works.
+		if r := e.call("PATCH", "/namespaces/"+id, e.admin, map[string]any{"name": "team-green"}, "If-Match", `"7"`); r.Status != 412 {
+			t.Fatalf("stale If-Match = %d %v", r.Status, r.Body)
+		}
+		r = e.call("PATCH", "/namespaces/"+id, e.admin, map[string]any{"name": "team-green"}, "If-Match", `"2"`)
+		if r.Status != 200 || r.data()["name"] != "team-green" || r.Header.Get("ETag") != `"3"` {
+			t.Fatalf("rename = %d %v", r.Status, r.Body)
+		}
+
+		// A Namespace-scoped service principal blocks deletion.
+		_, spn := e.principal(grant{})
+		if err := e.m.Store().InTx(context.Background(), func(tx *storeTx) error { return scopePrincipal(tx, spn, id) }); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.call("DELETE", "/namespaces/"+id, e.admin, nil); r.Status != 409 || r.code() != "NAMESPACE_NOT_EMPTY" {
+			t.Fatalf("delete non-empty = %d %v", r.Status, r.Body)
+		}
+		if _, err := e.m.Store().DB().Exec(`DELETE FROM principals WHERE id = $1`, spn); err != nil {
+			t.Fatal(err)
+		}
+
+		// Delete → deleting → gone; the name stays reserved; the directory is gone.
+		r = e.call("DELETE", "/namespaces/"+id, e.admin, nil)
+		if r.Status != 202 || r.data()["status"] != "deleting" {
+			t.Fatalf("delete = %d %v", r.Status, r.Body)
+		}
+		e.waitStatus(id, "gone")
+		if r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "team-green"}); r.Status != 409 {
+			t.Fatalf("reuse of a deleted name = %d %v", r.Status, r.Body)
+		}
+		if r := e.call("GET", "/namespaces", e.admin, nil); len(r.list()) != 1 {
+			t.Fatalf("deleted namespace still listed: %v", r.Body)
+		}
+
+		// Every change left an audit event, with the request ID.
+		r = e.call("GET", "/audit-events?resourceId="+id, e.admin, nil)
+		actions := map[string]bool{}
+		for _, ev := range r.list() {
+			actions[ev.(map[string]any)["action"].(string)] = true
+		}
+		for _, want := range []string{"namespaces.create", "namespaces.lifecycle.ensure", "namespaces.update", "namespaces.delete", "namespaces.lifecycle.delete"} {
+			if !actions[want] {
+				t.Errorf("audit log lacks %s: %v", want, actions)
+			}
+		}
+	})
+}
+
+func TestNamespaceReadyWithinTwoSeconds(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		e := boot(t, url, nil)
+		r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "quick"})
+		id := r.data()["id"].(string)
+		start := time.Now()
+		e.waitStatus(id, "ready")
+		t.Logf("ready after %v", time.Since(start))
+	})
+}
+
+// TestAuditFailsClosed: when the audit event cannot be written the
+// mutation fails with 503 and nothing is kept.
+func TestAuditFailsClosed(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		e := boot(t, url, nil)
+		breakAudit(t, e)
+		r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "unaudited"})
+		if r.Status != 503 || r.code() != "DEPENDENCY_UNAVAILABLE" {
+			t.Fatalf("create with a broken audit log = %d %v", r.Status, r.Body)
+		}
+		n, err := e.m.Store().CountNamespaces(context.Background())
+		if err != nil || n != 1 {
+			t.Fatalf("namespaces after failed create = %d, %v; want only default", n, err)
+		}
+		// A denial that cannot be audited is 503 too, not 403.
+		key, _ := e.principal(grant{})
+		if r := e.call("POST", "/namespaces", key, map[string]any{"name": "denied"}); r.Status != 503 {
+			t.Fatalf("unauditable denial = %d %v", r.Status, r.Body)
+		}
+	})
+}
+
+// TestTeardownRetryAndTakeover: a failed teardown stays deleting; only the
+// initiator may refill it while it holds delete; once it lost delete,
+// another permitted caller takes over.
+func TestTeardownRetryAndTakeover(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		faulty := computetest.NewFaulty(mustLocal(t))
+		e := boot(t, url, faulty)
+		id := e.createNamespace("doomed")
+		del := []occ.Permission{occ.P(occ.KindNamespace, occ.ActionDelete), occ.P(occ.KindNamespace, occ.ActionRead)}
+		alice, aliceID := e.principal(grant{perms: del})
+		bob, _ := e.principal(grant{perms: del})
+
+		faulty.FailTimes(id, -1)
+		if r := e.call("DELETE", "/namespaces/"+id, alice, nil); r.Status != 202 {
+			t.Fatalf("delete = %d %v", r.Status, r.Body)
+		}
+		waitTeardown(t, e, id, occ.TeardownFailed)
+		if r := e.call("GET", "/namespaces/"+id, e.admin, nil); r.data()["status"] != "deleting" {
+			t.Fatalf("after exhausted teardown: %v", r.Body)
+		}
+		// Bob may not retry while Alice still holds delete.
+		if r := e.call("DELETE", "/namespaces/"+id, bob, nil); r.Status != 403 {
+			t.Fatalf("retry by another caller = %d %v", r.Status, r.Body)
+		}
+		// Alice refills the budget; it fails again.
+		if r := e.call("DELETE", "/namespaces/"+id, alice, nil); r.Status != 202 {
+			t.Fatalf("retry by initiator = %d %v", r.Status, r.Body)
+		}
+		waitTeardown(t, e, id, occ.TeardownFailed)
+		// Alice loses delete; Bob takes over and, healed, it completes.
+		if _, err := e.m.Store().DB().Exec(`DELETE FROM bindings WHERE principal_id = $1`, aliceID); err != nil {
+			t.Fatal(err)
+		}
+		faulty.Heal(id)
+		if r := e.call("DELETE", "/namespaces/"+id, bob, nil); r.Status != 202 {
+			t.Fatalf("takeover = %d %v", r.Status, r.Body)
+		}
+		e.waitStatus(id, "gone")
+		r := e.call("GET", "/audit-events?resourceId="+id, e.admin, nil)
+		seen := map[string]int{}
+		for _, ev := range r.list() {
+			seen[ev.(map[string]any)["action"].(string)]++
+		}
+		if seen["namespaces.delete.retry"] != 2 || seen["namespaces.delete.takeover"] != 1 {
+			t.Fatalf("retry/takeover audit: %v", seen)
+		}
+	})
+}
+
+func mustLocal(t *testing.T) *local.Driver {
+	d, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func waitTeardown(t *testing.T, e *env, id string, want occ.TeardownState) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		td, err := e.m.Store().GetTeardown(context.Background(), id)
+		if err == nil && td.State == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("teardown of %s = %+v, %v; want %s", id, td, err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
