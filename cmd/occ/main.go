@@ -5,6 +5,10 @@ import (
 	"os"
 
 	"github.com/openclaw/occ/internal/cli"
+	"github.com/openclaw/occ/internal/server"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr,
+		cli.Server{Serve: server.Serve, Migrate: server.Migrate, Version: server.Version}))
+}

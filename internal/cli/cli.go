@@ -14,16 +14,23 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw/occ/internal/config"
-	"github.com/openclaw/occ/internal/server"
 )
 
+// Server is what the server-side commands run; cmd/occ supplies it, so this
+// package never imports server-side code.
+type Server struct {
+	Serve   func(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error
+	Migrate func(ctx context.Context, cfg *config.Config) error
+	Version string
+}
+
 // Main runs the command line and returns the process exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+func Main(args []string, stdout, stderr io.Writer, srv Server) int {
 	root := &cobra.Command{Use: "occ", Short: "occ, the OpenClaw Enterprise control plane", SilenceUsage: true, SilenceErrors: true}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(stdout), migrateCmd(), configCmd(stdout), versionCmd(stdout))
+	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), versionCmd(stdout, srv))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "occ:", err)
 		return 1
@@ -75,7 +82,7 @@ func logger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-func serveCmd(stdout io.Writer) *cobra.Command {
+func serveCmd(stdout io.Writer, srv Server) *cobra.Command {
 	var f serverFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -88,19 +95,14 @@ func serveCmd(stdout io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			m := &server.Main{Config: cfg, Logger: logger(cfg, os.Stderr), Out: stdout}
-			if err := m.Start(ctx); err != nil {
-				return err
-			}
-			defer m.Close()
-			return m.Wait(ctx)
+			return srv.Serve(ctx, cfg, logger(cfg, os.Stderr), stdout)
 		},
 	}
 	f.register(cmd)
 	return cmd
 }
 
-func migrateCmd() *cobra.Command {
+func migrateCmd(srv Server) *cobra.Command {
 	var f serverFlags
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -111,14 +113,7 @@ func migrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-				return err
-			}
-			st, err := server.Open(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return st.Close()
+			return srv.Migrate(cmd.Context(), cfg)
 		},
 	}
 	f.register(cmd)
@@ -145,11 +140,11 @@ func configCmd(stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
-func versionCmd(stdout io.Writer) *cobra.Command {
+func versionCmd(stdout io.Writer, srv Server) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "occ", server.Version) },
+		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "occ", srv.Version) },
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,13 @@ func boot(t *testing.T, dbURL string, driver compute.Driver) *env {
 	}
 	return &env{t: t, m: m, base: "http://" + m.Addr(), admin: strings.TrimSpace(string(key)), spec: spec,
 		client: &http.Client{Transport: wiretest.NewValidatingTransport(t, spec, http.DefaultTransport)}}
+}
+
+// withT returns a copy of e that reports to a subtest.
+func (e *env) withT(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
 }
 
 // resp is a decoded response.
@@ -174,7 +182,8 @@ func (e *env) principal(g grant) (string, string) {
 			return err
 		}
 		if len(g.perms) > 0 {
-			role := occ.Role{ID: occ.NewID(occ.PrefixRole), Name: "r-" + occ.NewUUID(), NamespaceID: g.namespace, Permissions: g.perms, CreatedAt: now}
+			perms := slices.Compact(slices.SortedFunc(slices.Values(g.perms), func(a, b occ.Permission) int { return strings.Compare(a.String(), b.String()) }))
+			role := occ.Role{ID: occ.NewID(occ.PrefixRole), Name: "r-" + occ.NewUUID(), NamespaceID: g.namespace, Permissions: perms, CreatedAt: now}
 			if err := tx.InsertRole(ctx, role); err != nil {
 				return err
 			}

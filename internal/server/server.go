@@ -122,6 +122,28 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	return m.serveAPI(ctx, enq)
 }
 
+// Serve runs occ until ctx ends: what `occ serve` does.
+func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error {
+	m := &Main{Config: cfg, Logger: log, Out: out}
+	if err := m.Start(ctx); err != nil {
+		return err
+	}
+	defer m.Close()
+	return m.Wait(ctx)
+}
+
+// Migrate applies the migrations and exits: what `occ migrate` does.
+func Migrate(ctx context.Context, cfg *config.Config) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	st, err := Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return st.Close()
+}
+
 // Open opens and migrates the configured database.
 func Open(ctx context.Context, cfg *config.Config) (*store.Store, error) {
 	st, err := store.Open(ctx, cfg.DatabaseURL)
