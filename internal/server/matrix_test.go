@@ -18,6 +18,7 @@ type route struct {
 	method, path, id string
 	mode             string
 	perm             occ.Permission
+	requires         []occ.Permission // also needed by the example (no escalation)
 	op               *openapi3.Operation
 }
 
@@ -30,11 +31,21 @@ func routes(t *testing.T, spec *openapi3.T) []route {
 				t.Fatalf("%s %s has no x-occ-authz", method, path)
 			}
 			b, _ := json.Marshal(raw)
-			var a struct{ Mode, Permission string }
+			var a struct {
+				Mode, Permission string
+				Requires         []string
+			}
 			if err := json.Unmarshal(b, &a); err != nil {
 				t.Fatal(err)
 			}
 			r := route{method: method, path: path, id: op.OperationID, mode: a.Mode, op: op}
+			for _, q := range a.Requires {
+				p, err := occ.ParsePermission(q)
+				if err != nil {
+					t.Fatalf("%s: %v", op.OperationID, err)
+				}
+				r.requires = append(r.requires, p)
+			}
 			if a.Mode != "public" {
 				p, err := occ.ParsePermission(a.Permission)
 				if err != nil {
@@ -61,20 +72,33 @@ func successStatus(op *openapi3.Operation) int {
 	return best
 }
 
-// exampleBody returns the request body example with names made unique.
-func exampleBody(t *testing.T, r route) any {
+// exampleBody returns the request body example with names made unique and
+// "{placeholder}" strings replaced by fixtures.
+func exampleBody(t *testing.T, r route, fx *fixtures) any {
 	if r.op.RequestBody == nil {
 		return nil
 	}
 	mt := r.op.RequestBody.Value.Content.Get("application/json")
-	if mt == nil || mt.Schema == nil || mt.Schema.Value.Example == nil {
+	if mt == nil || mt.Schema == nil {
+		t.Fatalf("%s: request body has no JSON schema", r.id)
+	}
+	ex := mt.Schema.Value.Example
+	if x, ok := mt.Schema.Value.Extensions["x-occ-example"]; ok {
+		ex = x // an example with {placeholders} the matrix fills in
+	}
+	if ex == nil {
 		t.Fatalf("%s: request body schema has no example; the permission matrix needs one", r.id)
 	}
 	body := map[string]any{}
-	raw, _ := json.Marshal(mt.Schema.Value.Example)
+	raw, _ := json.Marshal(ex)
 	_ = json.Unmarshal(raw, &body)
-	if name, ok := body["name"].(string); ok {
+	if name, ok := body["name"].(string); ok && r.op.OperationID != "createServiceKey" {
 		body["name"] = name + "-" + occ.NewUUID()[:8]
+	}
+	for k, v := range body {
+		if s, ok := v.(string); ok && strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			body[k] = fx.get(s[1 : len(s)-1])
+		}
 	}
 	return body
 }
@@ -100,11 +124,18 @@ func TestPermissionMatrix(t *testing.T) {
 					return
 				}
 				target := e.createNamespace("matrix-" + occ.NewUUID()[:8])
-				path := strings.ReplaceAll(r.path, "{namespaceId}", target)
-				if strings.Contains(path, "{") {
-					t.Fatalf("no fixture for a path parameter of %s", r.path)
+				scope := ""
+				if strings.HasPrefix(r.path, "/namespaces/{namespaceId}") {
+					scope = target
 				}
-				do := func(key string) resp { return e.call(strings.ToUpper(r.method), path, key, exampleBody(t, r)) }
+				fx := &fixtures{e: e, scope: scope, made: map[string]string{"namespaceId": target, "_route": r.path}}
+				path := r.path
+				for strings.Contains(path, "{") {
+					i, j := strings.Index(path, "{"), strings.Index(path, "}")
+					path = path[:i] + fx.get(path[i+1:j]) + path[j+1:]
+				}
+				body := exampleBody(t, r, fx)
+				do := func(key string) resp { return e.call(strings.ToUpper(r.method), path, key, body) }
 				expect := func(who string, got resp, status int) {
 					t.Helper()
 					if got.Status != status {
@@ -122,10 +153,10 @@ func TestPermissionMatrix(t *testing.T) {
 					expect("principal of another namespace", do(other), 403)
 					restricted, _ := e.principal(grant{perms: []occ.Permission{r.perm}, restrict: []occ.Permission{r.perm}})
 					expect("restricted", do(restricted), 403)
-					with, _ := e.principal(grant{perms: []occ.Permission{r.perm}})
+					with, _ := e.principal(grant{perms: append([]occ.Permission{r.perm}, r.requires...)})
 					expect("with permission", do(with), want)
 				case "exact":
-					perms := []occ.Permission{r.perm, nsRead}
+					perms := append([]occ.Permission{r.perm, nsRead}, r.requires...)
 					elsewhere, _ := e.principal(grant{perms: perms, namespace: other})
 					expect("principal of another namespace", do(elsewhere), 404)
 					denied := 403
@@ -172,3 +203,56 @@ func TestPermissionMatrix(t *testing.T) {
 	})
 }
 
+
+// fixtures makes, on first use, the resources a route's path parameters and
+// example body name, as the admin, in the route's scope.
+type fixtures struct {
+	e     *env
+	scope string // "" = installation
+	made  map[string]string
+}
+
+func (f *fixtures) get(name string) string {
+	if v, ok := f.made[name]; ok {
+		return v
+	}
+	e := f.e
+	iamPath := "/iam"
+	if f.scope != "" {
+		iamPath = "/namespaces/" + f.scope + "/iam"
+	}
+	create := func(path string, body map[string]any) string {
+		r := e.call("POST", path, e.admin, body)
+		if r.Status != 201 {
+			e.t.Fatalf("fixture %s: POST %s = %d %v", name, path, r.Status, r.Body)
+		}
+		return r.data()["id"].(string)
+	}
+	var v string
+	switch name {
+	case "principalId":
+		if strings.HasPrefix(f.made["_route"], "/iam/principals") {
+			v = f.get("human")
+		} else {
+			_, v = e.principal(grant{})
+		}
+	case "servicePrincipalId":
+		_, v = e.principal(grant{})
+	case "human":
+		v = create("/iam/principals", map[string]any{"email": f.get("email"), "name": "Fixture", "password": "correct horse battery"})
+	case "email":
+		v = "u-" + occ.NewUUID()[:8] + "@example.com"
+	case "roleId":
+		v = create(iamPath+"/roles", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "permissions": []string{"namespace:read"}})
+	case "bindingId":
+		v = create(iamPath+"/bindings", map[string]any{"principalId": f.get("servicePrincipalId"), "roleId": f.get("roleId")})
+	case "restrictionId":
+		v = create(iamPath+"/restrictions", map[string]any{"principalId": f.get("servicePrincipalId"), "permission": "namespace:read"})
+	case "keyId":
+		v = create("/api/auth/service-keys", map[string]any{"servicePrincipalId": f.get("servicePrincipalId"), "name": "fx"})
+	default:
+		e.t.Fatalf("no fixture for %q: add one to the permission matrix", name)
+	}
+	f.made[name] = v
+	return v
+}

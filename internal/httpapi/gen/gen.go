@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/oapi-codegen/nullable"
 	"github.com/oapi-codegen/runtime"
 )
 
@@ -145,6 +146,60 @@ func (e NamespaceStatus) Valid() bool {
 	}
 }
 
+// Defines values for PrincipalKind.
+const (
+	Human   PrincipalKind = "human"
+	Service PrincipalKind = "service"
+)
+
+// Valid indicates whether the value is a known member of the PrincipalKind enum.
+func (e PrincipalKind) Valid() bool {
+	switch e {
+	case Human:
+		return true
+	case Service:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TargetKind.
+const (
+	TargetKindAgent            TargetKind = "agent"
+	TargetKindAgentRevision    TargetKind = "agent_revision"
+	TargetKindConfiguration    TargetKind = "configuration"
+	TargetKindCredentialSource TargetKind = "credential_source"
+	TargetKindNamespace        TargetKind = "namespace"
+	TargetKindPreset           TargetKind = "preset"
+	TargetKindSecret           TargetKind = "secret"
+	TargetKindServiceAccount   TargetKind = "service_account"
+)
+
+// Valid indicates whether the value is a known member of the TargetKind enum.
+func (e TargetKind) Valid() bool {
+	switch e {
+	case TargetKindAgent:
+		return true
+	case TargetKindAgentRevision:
+		return true
+	case TargetKindConfiguration:
+		return true
+	case TargetKindCredentialSource:
+		return true
+	case TargetKindNamespace:
+		return true
+	case TargetKindPreset:
+		return true
+	case TargetKindSecret:
+		return true
+	case TargetKindServiceAccount:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListAuditEventsParamsKind.
 const (
 	ListAuditEventsParamsKindAccess              ListAuditEventsParamsKind = "access"
@@ -241,6 +296,9 @@ func (e ListNamespaceAuditEventsParamsOutcome) Valid() bool {
 	}
 }
 
+// AnyPrincipalId defines model for AnyPrincipalId.
+type AnyPrincipalId = string
+
 // AuditEvent defines model for AuditEvent.
 type AuditEvent struct {
 	Action      string                 `json:"action"`
@@ -272,6 +330,36 @@ type AuditEventList struct {
 	Meta ListMeta     `json:"meta"`
 }
 
+// Binding defines model for Binding.
+type Binding struct {
+	CreatedAt   Timestamp                 `json:"createdAt"`
+	CreatedBy   string                    `json:"createdBy"`
+	Id          string                    `json:"id"`
+	NamespaceId nullable.Nullable[string] `json:"namespaceId"`
+	PrincipalId string                    `json:"principalId"`
+	RoleId      string                    `json:"roleId"`
+	Target      nullable.Nullable[Target] `json:"target"`
+}
+
+// BindingCreate defines model for BindingCreate.
+type BindingCreate struct {
+	PrincipalId AnyPrincipalId `json:"principalId"`
+	RoleId      string         `json:"roleId"`
+	Target      *Target        `json:"target,omitempty"`
+}
+
+// BindingEnvelope defines model for BindingEnvelope.
+type BindingEnvelope struct {
+	Data Binding `json:"data"`
+	Meta Meta    `json:"meta"`
+}
+
+// BindingList defines model for BindingList.
+type BindingList struct {
+	Data []Binding `json:"data"`
+	Meta ListMeta  `json:"meta"`
+}
+
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
 	Error struct {
@@ -290,6 +378,13 @@ type ErrorDetail struct {
 
 // ErrorDetailCode defines model for ErrorDetail.Code.
 type ErrorDetailCode string
+
+// HumanCreate defines model for HumanCreate.
+type HumanCreate struct {
+	Email    string `json:"email"`
+	Name     Name   `json:"name"`
+	Password string `json:"password"`
+}
 
 // Installation defines model for Installation.
 type Installation struct {
@@ -361,10 +456,147 @@ type NamespacePatch struct {
 // NamespaceStatus defines model for NamespaceStatus.
 type NamespaceStatus string
 
+// PermissionName defines model for PermissionName.
+type PermissionName = string
+
+// Principal defines model for Principal.
+type Principal struct {
+	AgentId     nullable.Nullable[string] `json:"agentId"`
+	CreatedAt   Timestamp                 `json:"createdAt"`
+	Disabled    bool                      `json:"disabled"`
+	Email       *string                   `json:"email,omitempty"`
+	Id          string                    `json:"id"`
+	Kind        PrincipalKind             `json:"kind"`
+	Name        string                    `json:"name"`
+	NamespaceId nullable.Nullable[string] `json:"namespaceId"`
+}
+
+// PrincipalKind defines model for Principal.Kind.
+type PrincipalKind string
+
+// PrincipalEnvelope defines model for PrincipalEnvelope.
+type PrincipalEnvelope struct {
+	Data Principal `json:"data"`
+	Meta Meta      `json:"meta"`
+}
+
+// PrincipalList defines model for PrincipalList.
+type PrincipalList struct {
+	Data []Principal `json:"data"`
+	Meta ListMeta    `json:"meta"`
+}
+
+// Restriction defines model for Restriction.
+type Restriction struct {
+	CreatedAt   Timestamp                 `json:"createdAt"`
+	CreatedBy   string                    `json:"createdBy"`
+	Id          string                    `json:"id"`
+	NamespaceId nullable.Nullable[string] `json:"namespaceId"`
+	Permission  PermissionName            `json:"permission"`
+	PrincipalId string                    `json:"principalId"`
+	Target      nullable.Nullable[Target] `json:"target"`
+}
+
+// RestrictionCreate defines model for RestrictionCreate.
+type RestrictionCreate struct {
+	Permission  PermissionName `json:"permission"`
+	PrincipalId AnyPrincipalId `json:"principalId"`
+	Target      *Target        `json:"target,omitempty"`
+}
+
+// RestrictionEnvelope defines model for RestrictionEnvelope.
+type RestrictionEnvelope struct {
+	Data Restriction `json:"data"`
+	Meta Meta        `json:"meta"`
+}
+
+// RestrictionList defines model for RestrictionList.
+type RestrictionList struct {
+	Data []Restriction `json:"data"`
+	Meta ListMeta      `json:"meta"`
+}
+
+// Role defines model for Role.
+type Role struct {
+	Builtin     bool                      `json:"builtin"`
+	CreatedAt   Timestamp                 `json:"createdAt"`
+	Id          string                    `json:"id"`
+	Name        string                    `json:"name"`
+	NamespaceId nullable.Nullable[string] `json:"namespaceId"`
+	Permissions []PermissionName          `json:"permissions"`
+}
+
+// RoleCreate Example: {"name":"readers","permissions":["namespace:read"]}
+type RoleCreate struct {
+	Name        Name             `json:"name"`
+	Permissions []PermissionName `json:"permissions"`
+}
+
+// RoleEnvelope defines model for RoleEnvelope.
+type RoleEnvelope struct {
+	Data Role `json:"data"`
+	Meta Meta `json:"meta"`
+}
+
+// RoleList defines model for RoleList.
+type RoleList struct {
+	Data []Role   `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
+// ServiceKey defines model for ServiceKey.
+type ServiceKey struct {
+	CreatedAt Timestamp `json:"createdAt"`
+	ExpiresAt Timestamp `json:"expiresAt"`
+	Id        string    `json:"id"`
+
+	// Key The key itself; present only in the response that issued it.
+	Key                *string                   `json:"key,omitempty"`
+	Name               string                    `json:"name"`
+	NamespaceId        nullable.Nullable[string] `json:"namespaceId"`
+	Revoked            bool                      `json:"revoked"`
+	ServicePrincipalId string                    `json:"servicePrincipalId"`
+}
+
+// ServiceKeyCreate defines model for ServiceKeyCreate.
+type ServiceKeyCreate struct {
+	ExpiresIn          *int         `json:"expiresIn,omitempty"`
+	Name               string       `json:"name"`
+	NamespaceId        *NamespaceId `json:"namespaceId,omitempty"`
+	ServicePrincipalId string       `json:"servicePrincipalId"`
+}
+
+// ServiceKeyEnvelope defines model for ServiceKeyEnvelope.
+type ServiceKeyEnvelope struct {
+	Data ServiceKey `json:"data"`
+	Meta Meta       `json:"meta"`
+}
+
+// ServiceKeyList defines model for ServiceKeyList.
+type ServiceKeyList struct {
+	Data []ServiceKey `json:"data"`
+	Meta ListMeta     `json:"meta"`
+}
+
+// ServicePrincipalCreate Example: {"name":"deploy-bot"}
+type ServicePrincipalCreate struct {
+	Name        Name         `json:"name"`
+	NamespaceId *NamespaceId `json:"namespaceId,omitempty"`
+}
+
 // Status defines model for Status.
 type Status struct {
 	Status string `json:"status"`
 }
+
+// Target defines model for Target.
+type Target struct {
+	Id   string     `json:"id"`
+	Kind TargetKind `json:"kind"`
+}
+
+// TargetKind defines model for Target.Kind.
+type TargetKind string
 
 // Timestamp defines model for Timestamp.
 type Timestamp = string
@@ -375,8 +607,14 @@ type Version struct {
 	Version         string `json:"version"`
 }
 
+// BindingId defines model for BindingId.
+type BindingId = string
+
 // IfMatch defines model for IfMatch.
 type IfMatch = string
+
+// KeyId defines model for KeyId.
+type KeyId = string
 
 // PageSize defines model for PageSize.
 type PageSize = int
@@ -384,8 +622,26 @@ type PageSize = int
 // PageToken defines model for PageToken.
 type PageToken = string
 
+// PrincipalId defines model for PrincipalId.
+type PrincipalId = string
+
+// RestrictionId defines model for RestrictionId.
+type RestrictionId = string
+
+// RoleId defines model for RoleId.
+type RoleId = string
+
+// ServicePrincipalId defines model for ServicePrincipalId.
+type ServicePrincipalId = string
+
 // Error defines model for Error.
 type Error = ErrorBody
+
+// ListServiceKeysParams defines parameters for ListServiceKeys.
+type ListServiceKeysParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
 
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
@@ -406,6 +662,36 @@ type ListAuditEventsParamsKind string
 
 // ListAuditEventsParamsOutcome defines parameters for ListAuditEvents.
 type ListAuditEventsParamsOutcome string
+
+// ListBindingsParams defines parameters for ListBindings.
+type ListBindingsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ListPrincipalsParams defines parameters for ListPrincipals.
+type ListPrincipalsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ListRestrictionsParams defines parameters for ListRestrictions.
+type ListRestrictionsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ListRolesParams defines parameters for ListRoles.
+type ListRolesParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ListServicePrincipalsParams defines parameters for ListServicePrincipals.
+type ListServicePrincipalsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
 
 // ListNamespacesParams defines parameters for ListNamespaces.
 type ListNamespacesParams struct {
@@ -442,20 +728,140 @@ type ListNamespaceAuditEventsParamsKind string
 // ListNamespaceAuditEventsParamsOutcome defines parameters for ListNamespaceAuditEvents.
 type ListNamespaceAuditEventsParamsOutcome string
 
+// ListNamespaceBindingsParams defines parameters for ListNamespaceBindings.
+type ListNamespaceBindingsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ListNamespaceRestrictionsParams defines parameters for ListNamespaceRestrictions.
+type ListNamespaceRestrictionsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ListNamespaceRolesParams defines parameters for ListNamespaceRoles.
+type ListNamespaceRolesParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateServiceKeyJSONRequestBody defines body for CreateServiceKey for application/json ContentType.
+type CreateServiceKeyJSONRequestBody = ServiceKeyCreate
+
+// CreateBindingJSONRequestBody defines body for CreateBinding for application/json ContentType.
+type CreateBindingJSONRequestBody = BindingCreate
+
+// CreatePrincipalJSONRequestBody defines body for CreatePrincipal for application/json ContentType.
+type CreatePrincipalJSONRequestBody = HumanCreate
+
+// CreateRestrictionJSONRequestBody defines body for CreateRestriction for application/json ContentType.
+type CreateRestrictionJSONRequestBody = RestrictionCreate
+
+// CreateRoleJSONRequestBody defines body for CreateRole for application/json ContentType.
+type CreateRoleJSONRequestBody = RoleCreate
+
+// CreateServicePrincipalJSONRequestBody defines body for CreateServicePrincipal for application/json ContentType.
+type CreateServicePrincipalJSONRequestBody = ServicePrincipalCreate
+
 // CreateNamespaceJSONRequestBody defines body for CreateNamespace for application/json ContentType.
 type CreateNamespaceJSONRequestBody = NamespaceCreate
 
 // UpdateNamespaceJSONRequestBody defines body for UpdateNamespace for application/json ContentType.
 type UpdateNamespaceJSONRequestBody = NamespacePatch
 
+// CreateNamespaceBindingJSONRequestBody defines body for CreateNamespaceBinding for application/json ContentType.
+type CreateNamespaceBindingJSONRequestBody = BindingCreate
+
+// CreateNamespaceRestrictionJSONRequestBody defines body for CreateNamespaceRestriction for application/json ContentType.
+type CreateNamespaceRestrictionJSONRequestBody = RestrictionCreate
+
+// CreateNamespaceRoleJSONRequestBody defines body for CreateNamespaceRole for application/json ContentType.
+type CreateNamespaceRoleJSONRequestBody = RoleCreate
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ListServiceKeys List service keys (never the keys themselves)
+	// (GET /api/auth/service-keys)
+	ListServiceKeys(w http.ResponseWriter, r *http.Request, params ListServiceKeysParams)
+	// CreateServiceKey Issue a service key; the key is shown once
+	// (POST /api/auth/service-keys)
+	CreateServiceKey(w http.ResponseWriter, r *http.Request)
+	// RevokeServiceKey Revoke a service key
+	// (DELETE /api/auth/service-keys/{keyId})
+	RevokeServiceKey(w http.ResponseWriter, r *http.Request, keyId KeyId)
+	// GetServiceKey Get a service key's metadata
+	// (GET /api/auth/service-keys/{keyId})
+	GetServiceKey(w http.ResponseWriter, r *http.Request, keyId KeyId)
 
 	// (GET /audit-events)
 	ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams)
 
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
+	// ListBindings List installation bindings
+	// (GET /iam/bindings)
+	ListBindings(w http.ResponseWriter, r *http.Request, params ListBindingsParams)
+	// CreateBinding Create an installation binding
+	// (POST /iam/bindings)
+	CreateBinding(w http.ResponseWriter, r *http.Request)
+	// DeleteBinding Delete an installation binding
+	// (DELETE /iam/bindings/{bindingId})
+	DeleteBinding(w http.ResponseWriter, r *http.Request, bindingId BindingId)
+	// GetBinding Get an installation binding
+	// (GET /iam/bindings/{bindingId})
+	GetBinding(w http.ResponseWriter, r *http.Request, bindingId BindingId)
+	// ListPrincipals List human principals
+	// (GET /iam/principals)
+	ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams)
+	// CreatePrincipal Create a human principal with a password
+	// (POST /iam/principals)
+	CreatePrincipal(w http.ResponseWriter, r *http.Request)
+	// GetPrincipal Get a human principal
+	// (GET /iam/principals/{principalId})
+	GetPrincipal(w http.ResponseWriter, r *http.Request, principalId PrincipalId)
+	// DisablePrincipal Disable a human principal
+	// (POST /iam/principals/{principalId}/disable)
+	DisablePrincipal(w http.ResponseWriter, r *http.Request, principalId PrincipalId)
+	// EnablePrincipal Enable a human principal
+	// (POST /iam/principals/{principalId}/enable)
+	EnablePrincipal(w http.ResponseWriter, r *http.Request, principalId PrincipalId)
+	// ListRestrictions List installation restrictions
+	// (GET /iam/restrictions)
+	ListRestrictions(w http.ResponseWriter, r *http.Request, params ListRestrictionsParams)
+	// CreateRestriction Create an installation restriction
+	// (POST /iam/restrictions)
+	CreateRestriction(w http.ResponseWriter, r *http.Request)
+	// DeleteRestriction Delete an installation restriction
+	// (DELETE /iam/restrictions/{restrictionId})
+	DeleteRestriction(w http.ResponseWriter, r *http.Request, restrictionId RestrictionId)
+	// GetRestriction Get an installation restriction
+	// (GET /iam/restrictions/{restrictionId})
+	GetRestriction(w http.ResponseWriter, r *http.Request, restrictionId RestrictionId)
+	// ListRoles List installation roles
+	// (GET /iam/roles)
+	ListRoles(w http.ResponseWriter, r *http.Request, params ListRolesParams)
+	// CreateRole Create an installation role
+	// (POST /iam/roles)
+	CreateRole(w http.ResponseWriter, r *http.Request)
+	// DeleteRole Delete an installation role
+	// (DELETE /iam/roles/{roleId})
+	DeleteRole(w http.ResponseWriter, r *http.Request, roleId RoleId)
+	// GetRole Get an installation role
+	// (GET /iam/roles/{roleId})
+	GetRole(w http.ResponseWriter, r *http.Request, roleId RoleId)
+	// ListServicePrincipals List service principals
+	// (GET /iam/service-principals)
+	ListServicePrincipals(w http.ResponseWriter, r *http.Request, params ListServicePrincipalsParams)
+	// CreateServicePrincipal Create a service principal
+	// (POST /iam/service-principals)
+	CreateServicePrincipal(w http.ResponseWriter, r *http.Request)
+	// DeleteServicePrincipal Delete a service principal with its keys and grants
+	// (DELETE /iam/service-principals/{servicePrincipalId})
+	DeleteServicePrincipal(w http.ResponseWriter, r *http.Request, servicePrincipalId ServicePrincipalId)
+	// GetServicePrincipal Get a service principal
+	// (GET /iam/service-principals/{servicePrincipalId})
+	GetServicePrincipal(w http.ResponseWriter, r *http.Request, servicePrincipalId ServicePrincipalId)
 
 	// (GET /installation)
 	GetInstallation(w http.ResponseWriter, r *http.Request)
@@ -477,6 +883,42 @@ type ServerInterface interface {
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceAuditEventsParams)
+	// ListNamespaceBindings List namespace bindings
+	// (GET /namespaces/{namespaceId}/iam/bindings)
+	ListNamespaceBindings(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceBindingsParams)
+	// CreateNamespaceBinding Create a namespace binding
+	// (POST /namespaces/{namespaceId}/iam/bindings)
+	CreateNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId)
+	// DeleteNamespaceBinding Delete a namespace binding
+	// (DELETE /namespaces/{namespaceId}/iam/bindings/{bindingId})
+	DeleteNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, bindingId BindingId)
+	// GetNamespaceBinding Get a namespace binding
+	// (GET /namespaces/{namespaceId}/iam/bindings/{bindingId})
+	GetNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, bindingId BindingId)
+	// ListNamespaceRestrictions List namespace restrictions
+	// (GET /namespaces/{namespaceId}/iam/restrictions)
+	ListNamespaceRestrictions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceRestrictionsParams)
+	// CreateNamespaceRestriction Create a namespace restriction
+	// (POST /namespaces/{namespaceId}/iam/restrictions)
+	CreateNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId)
+	// DeleteNamespaceRestriction Delete a namespace restriction
+	// (DELETE /namespaces/{namespaceId}/iam/restrictions/{restrictionId})
+	DeleteNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, restrictionId RestrictionId)
+	// GetNamespaceRestriction Get a namespace restriction
+	// (GET /namespaces/{namespaceId}/iam/restrictions/{restrictionId})
+	GetNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, restrictionId RestrictionId)
+	// ListNamespaceRoles List namespace roles
+	// (GET /namespaces/{namespaceId}/iam/roles)
+	ListNamespaceRoles(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceRolesParams)
+	// CreateNamespaceRole Create a namespace role
+	// (POST /namespaces/{namespaceId}/iam/roles)
+	CreateNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId)
+	// DeleteNamespaceRole Delete a namespace role
+	// (DELETE /namespaces/{namespaceId}/iam/roles/{roleId})
+	DeleteNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, roleId RoleId)
+	// GetNamespaceRole Get a namespace role
+	// (GET /namespaces/{namespaceId}/iam/roles/{roleId})
+	GetNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, roleId RoleId)
 
 	// (GET /openapi.json)
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
@@ -496,6 +938,118 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ListServiceKeys operation middleware
+func (siw *ServerInterfaceWrapper) ListServiceKeys(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListServiceKeysParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListServiceKeys(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateServiceKey operation middleware
+func (siw *ServerInterfaceWrapper) CreateServiceKey(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateServiceKey(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RevokeServiceKey operation middleware
+func (siw *ServerInterfaceWrapper) RevokeServiceKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "keyId" -------------
+	var keyId KeyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "keyId", r.PathValue("keyId"), &keyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "keyId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RevokeServiceKey(w, r, keyId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetServiceKey operation middleware
+func (siw *ServerInterfaceWrapper) GetServiceKey(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "keyId" -------------
+	var keyId KeyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "keyId", r.PathValue("keyId"), &keyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "keyId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetServiceKey(w, r, keyId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListAuditEvents operation middleware
 func (siw *ServerInterfaceWrapper) ListAuditEvents(w http.ResponseWriter, r *http.Request) {
@@ -652,6 +1206,592 @@ func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetHealth(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListBindings operation middleware
+func (siw *ServerInterfaceWrapper) ListBindings(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBindingsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListBindings(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateBinding operation middleware
+func (siw *ServerInterfaceWrapper) CreateBinding(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateBinding(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteBinding operation middleware
+func (siw *ServerInterfaceWrapper) DeleteBinding(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "bindingId" -------------
+	var bindingId BindingId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "bindingId", r.PathValue("bindingId"), &bindingId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "bindingId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteBinding(w, r, bindingId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBinding operation middleware
+func (siw *ServerInterfaceWrapper) GetBinding(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "bindingId" -------------
+	var bindingId BindingId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "bindingId", r.PathValue("bindingId"), &bindingId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "bindingId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBinding(w, r, bindingId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListPrincipals operation middleware
+func (siw *ServerInterfaceWrapper) ListPrincipals(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPrincipalsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPrincipals(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) CreatePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePrincipal(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPrincipal operation middleware
+func (siw *ServerInterfaceWrapper) GetPrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principalId" -------------
+	var principalId PrincipalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principalId", r.PathValue("principalId"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principalId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPrincipal(w, r, principalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DisablePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) DisablePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principalId" -------------
+	var principalId PrincipalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principalId", r.PathValue("principalId"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principalId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DisablePrincipal(w, r, principalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// EnablePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) EnablePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "principalId" -------------
+	var principalId PrincipalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "principalId", r.PathValue("principalId"), &principalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "principalId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.EnablePrincipal(w, r, principalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListRestrictions operation middleware
+func (siw *ServerInterfaceWrapper) ListRestrictions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListRestrictionsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListRestrictions(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateRestriction operation middleware
+func (siw *ServerInterfaceWrapper) CreateRestriction(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRestriction(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteRestriction operation middleware
+func (siw *ServerInterfaceWrapper) DeleteRestriction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "restrictionId" -------------
+	var restrictionId RestrictionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "restrictionId", r.PathValue("restrictionId"), &restrictionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "restrictionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteRestriction(w, r, restrictionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRestriction operation middleware
+func (siw *ServerInterfaceWrapper) GetRestriction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "restrictionId" -------------
+	var restrictionId RestrictionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "restrictionId", r.PathValue("restrictionId"), &restrictionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "restrictionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRestriction(w, r, restrictionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListRoles operation middleware
+func (siw *ServerInterfaceWrapper) ListRoles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListRolesParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListRoles(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateRole operation middleware
+func (siw *ServerInterfaceWrapper) CreateRole(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRole(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteRole operation middleware
+func (siw *ServerInterfaceWrapper) DeleteRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "roleId" -------------
+	var roleId RoleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "roleId", r.PathValue("roleId"), &roleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "roleId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteRole(w, r, roleId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRole operation middleware
+func (siw *ServerInterfaceWrapper) GetRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "roleId" -------------
+	var roleId RoleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "roleId", r.PathValue("roleId"), &roleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "roleId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRole(w, r, roleId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListServicePrincipals operation middleware
+func (siw *ServerInterfaceWrapper) ListServicePrincipals(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListServicePrincipalsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListServicePrincipals(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateServicePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) CreateServicePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateServicePrincipal(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteServicePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) DeleteServicePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "servicePrincipalId" -------------
+	var servicePrincipalId ServicePrincipalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "servicePrincipalId", r.PathValue("servicePrincipalId"), &servicePrincipalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "servicePrincipalId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteServicePrincipal(w, r, servicePrincipalId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetServicePrincipal operation middleware
+func (siw *ServerInterfaceWrapper) GetServicePrincipal(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "servicePrincipalId" -------------
+	var servicePrincipalId ServicePrincipalId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "servicePrincipalId", r.PathValue("servicePrincipalId"), &servicePrincipalId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "servicePrincipalId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetServicePrincipal(w, r, servicePrincipalId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1007,6 +2147,459 @@ func (siw *ServerInterfaceWrapper) ListNamespaceAuditEvents(w http.ResponseWrite
 	handler.ServeHTTP(w, r)
 }
 
+// ListNamespaceBindings operation middleware
+func (siw *ServerInterfaceWrapper) ListNamespaceBindings(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListNamespaceBindingsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListNamespaceBindings(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateNamespaceBinding operation middleware
+func (siw *ServerInterfaceWrapper) CreateNamespaceBinding(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateNamespaceBinding(w, r, namespaceId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteNamespaceBinding operation middleware
+func (siw *ServerInterfaceWrapper) DeleteNamespaceBinding(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "bindingId" -------------
+	var bindingId BindingId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "bindingId", r.PathValue("bindingId"), &bindingId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "bindingId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteNamespaceBinding(w, r, namespaceId, bindingId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetNamespaceBinding operation middleware
+func (siw *ServerInterfaceWrapper) GetNamespaceBinding(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "bindingId" -------------
+	var bindingId BindingId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "bindingId", r.PathValue("bindingId"), &bindingId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "bindingId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetNamespaceBinding(w, r, namespaceId, bindingId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListNamespaceRestrictions operation middleware
+func (siw *ServerInterfaceWrapper) ListNamespaceRestrictions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListNamespaceRestrictionsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListNamespaceRestrictions(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateNamespaceRestriction operation middleware
+func (siw *ServerInterfaceWrapper) CreateNamespaceRestriction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateNamespaceRestriction(w, r, namespaceId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteNamespaceRestriction operation middleware
+func (siw *ServerInterfaceWrapper) DeleteNamespaceRestriction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "restrictionId" -------------
+	var restrictionId RestrictionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "restrictionId", r.PathValue("restrictionId"), &restrictionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "restrictionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteNamespaceRestriction(w, r, namespaceId, restrictionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetNamespaceRestriction operation middleware
+func (siw *ServerInterfaceWrapper) GetNamespaceRestriction(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "restrictionId" -------------
+	var restrictionId RestrictionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "restrictionId", r.PathValue("restrictionId"), &restrictionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "restrictionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetNamespaceRestriction(w, r, namespaceId, restrictionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListNamespaceRoles operation middleware
+func (siw *ServerInterfaceWrapper) ListNamespaceRoles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListNamespaceRolesParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListNamespaceRoles(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateNamespaceRole operation middleware
+func (siw *ServerInterfaceWrapper) CreateNamespaceRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateNamespaceRole(w, r, namespaceId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteNamespaceRole operation middleware
+func (siw *ServerInterfaceWrapper) DeleteNamespaceRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "roleId" -------------
+	var roleId RoleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "roleId", r.PathValue("roleId"), &roleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "roleId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteNamespaceRole(w, r, namespaceId, roleId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetNamespaceRole operation middleware
+func (siw *ServerInterfaceWrapper) GetNamespaceRole(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "roleId" -------------
+	var roleId RoleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "roleId", r.PathValue("roleId"), &roleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "roleId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetNamespaceRole(w, r, namespaceId, roleId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetOpenAPI operation middleware
 func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 
@@ -1181,11 +2774,198 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}", wrapper.UpdateNamespace)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/audit-events", wrapper.ListAuditEvents)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/audit-events", wrapper.ListNamespaceAuditEvents)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/roles", wrapper.ListRoles)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/iam/roles", wrapper.CreateRole)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/iam/roles/{roleId}", wrapper.DeleteRole)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/roles/{roleId}", wrapper.GetRole)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/bindings", wrapper.ListBindings)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/iam/bindings", wrapper.CreateBinding)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/iam/bindings/{bindingId}", wrapper.DeleteBinding)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/bindings/{bindingId}", wrapper.GetBinding)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/restrictions", wrapper.ListRestrictions)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/iam/restrictions", wrapper.CreateRestriction)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/iam/restrictions/{restrictionId}", wrapper.DeleteRestriction)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/restrictions/{restrictionId}", wrapper.GetRestriction)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/roles", wrapper.ListNamespaceRoles)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/roles", wrapper.CreateNamespaceRole)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/roles/{roleId}", wrapper.DeleteNamespaceRole)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/roles/{roleId}", wrapper.GetNamespaceRole)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/bindings", wrapper.ListNamespaceBindings)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/bindings", wrapper.CreateNamespaceBinding)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/bindings/{bindingId}", wrapper.DeleteNamespaceBinding)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/bindings/{bindingId}", wrapper.GetNamespaceBinding)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/restrictions", wrapper.ListNamespaceRestrictions)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/restrictions", wrapper.CreateNamespaceRestriction)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/restrictions/{restrictionId}", wrapper.DeleteNamespaceRestriction)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/iam/restrictions/{restrictionId}", wrapper.GetNamespaceRestriction)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/principals", wrapper.ListPrincipals)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/iam/principals", wrapper.CreatePrincipal)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/principals/{principalId}", wrapper.GetPrincipal)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/iam/principals/{principalId}/disable", wrapper.DisablePrincipal)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/iam/principals/{principalId}/enable", wrapper.EnablePrincipal)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/service-principals", wrapper.ListServicePrincipals)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/iam/service-principals", wrapper.CreateServicePrincipal)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/iam/service-principals/{servicePrincipalId}", wrapper.DeleteServicePrincipal)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/iam/service-principals/{servicePrincipalId}", wrapper.GetServicePrincipal)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/auth/service-keys", wrapper.ListServiceKeys)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/auth/service-keys", wrapper.CreateServiceKey)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/api/auth/service-keys/{keyId}", wrapper.RevokeServiceKey)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/auth/service-keys/{keyId}", wrapper.GetServiceKey)
 
 	return m
 }
 
 type ErrorJSONResponse ErrorBody
+
+type ListServiceKeysRequestObject struct {
+	Params ListServiceKeysParams
+}
+
+type ListServiceKeysResponseObject interface {
+	VisitListServiceKeysResponse(w http.ResponseWriter) error
+}
+
+type ListServiceKeys200JSONResponse ServiceKeyList
+
+func (response ListServiceKeys200JSONResponse) VisitListServiceKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListServiceKeysdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListServiceKeysdefaultJSONResponse) VisitListServiceKeysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateServiceKeyRequestObject struct {
+	Body *CreateServiceKeyJSONRequestBody
+}
+
+type CreateServiceKeyResponseObject interface {
+	VisitCreateServiceKeyResponse(w http.ResponseWriter) error
+}
+
+type CreateServiceKey201JSONResponse ServiceKeyEnvelope
+
+func (response CreateServiceKey201JSONResponse) VisitCreateServiceKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateServiceKeydefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateServiceKeydefaultJSONResponse) VisitCreateServiceKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RevokeServiceKeyRequestObject struct {
+	KeyId KeyId `json:"keyId"`
+}
+
+type RevokeServiceKeyResponseObject interface {
+	VisitRevokeServiceKeyResponse(w http.ResponseWriter) error
+}
+
+type RevokeServiceKey204Response struct {
+}
+
+func (response RevokeServiceKey204Response) VisitRevokeServiceKeyResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type RevokeServiceKeydefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response RevokeServiceKeydefaultJSONResponse) VisitRevokeServiceKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetServiceKeyRequestObject struct {
+	KeyId KeyId `json:"keyId"`
+}
+
+type GetServiceKeyResponseObject interface {
+	VisitGetServiceKeyResponse(w http.ResponseWriter) error
+}
+
+type GetServiceKey200JSONResponse ServiceKeyEnvelope
+
+func (response GetServiceKey200JSONResponse) VisitGetServiceKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetServiceKeydefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetServiceKeydefaultJSONResponse) VisitGetServiceKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
 
 type ListAuditEventsRequestObject struct {
 	Params ListAuditEventsParams
@@ -1253,6 +3033,801 @@ type GetHealthdefaultJSONResponse struct {
 }
 
 func (response GetHealthdefaultJSONResponse) VisitGetHealthResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBindingsRequestObject struct {
+	Params ListBindingsParams
+}
+
+type ListBindingsResponseObject interface {
+	VisitListBindingsResponse(w http.ResponseWriter) error
+}
+
+type ListBindings200JSONResponse BindingList
+
+func (response ListBindings200JSONResponse) VisitListBindingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBindingsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListBindingsdefaultJSONResponse) VisitListBindingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBindingRequestObject struct {
+	Body *CreateBindingJSONRequestBody
+}
+
+type CreateBindingResponseObject interface {
+	VisitCreateBindingResponse(w http.ResponseWriter) error
+}
+
+type CreateBinding201JSONResponse BindingEnvelope
+
+func (response CreateBinding201JSONResponse) VisitCreateBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateBindingdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateBindingdefaultJSONResponse) VisitCreateBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteBindingRequestObject struct {
+	BindingId BindingId `json:"bindingId"`
+}
+
+type DeleteBindingResponseObject interface {
+	VisitDeleteBindingResponse(w http.ResponseWriter) error
+}
+
+type DeleteBinding204Response struct {
+}
+
+func (response DeleteBinding204Response) VisitDeleteBindingResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteBindingdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteBindingdefaultJSONResponse) VisitDeleteBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBindingRequestObject struct {
+	BindingId BindingId `json:"bindingId"`
+}
+
+type GetBindingResponseObject interface {
+	VisitGetBindingResponse(w http.ResponseWriter) error
+}
+
+type GetBinding200JSONResponse BindingEnvelope
+
+func (response GetBinding200JSONResponse) VisitGetBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBindingdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetBindingdefaultJSONResponse) VisitGetBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipalsRequestObject struct {
+	Params ListPrincipalsParams
+}
+
+type ListPrincipalsResponseObject interface {
+	VisitListPrincipalsResponse(w http.ResponseWriter) error
+}
+
+type ListPrincipals200JSONResponse PrincipalList
+
+func (response ListPrincipals200JSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPrincipalsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListPrincipalsdefaultJSONResponse) VisitListPrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipalRequestObject struct {
+	Body *CreatePrincipalJSONRequestBody
+}
+
+type CreatePrincipalResponseObject interface {
+	VisitCreatePrincipalResponse(w http.ResponseWriter) error
+}
+
+type CreatePrincipal201JSONResponse PrincipalEnvelope
+
+func (response CreatePrincipal201JSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePrincipaldefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreatePrincipaldefaultJSONResponse) VisitCreatePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipalRequestObject struct {
+	PrincipalId PrincipalId `json:"principalId"`
+}
+
+type GetPrincipalResponseObject interface {
+	VisitGetPrincipalResponse(w http.ResponseWriter) error
+}
+
+type GetPrincipal200JSONResponse PrincipalEnvelope
+
+func (response GetPrincipal200JSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPrincipaldefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetPrincipaldefaultJSONResponse) VisitGetPrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisablePrincipalRequestObject struct {
+	PrincipalId PrincipalId `json:"principalId"`
+}
+
+type DisablePrincipalResponseObject interface {
+	VisitDisablePrincipalResponse(w http.ResponseWriter) error
+}
+
+type DisablePrincipal200JSONResponse PrincipalEnvelope
+
+func (response DisablePrincipal200JSONResponse) VisitDisablePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisablePrincipaldefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DisablePrincipaldefaultJSONResponse) VisitDisablePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnablePrincipalRequestObject struct {
+	PrincipalId PrincipalId `json:"principalId"`
+}
+
+type EnablePrincipalResponseObject interface {
+	VisitEnablePrincipalResponse(w http.ResponseWriter) error
+}
+
+type EnablePrincipal200JSONResponse PrincipalEnvelope
+
+func (response EnablePrincipal200JSONResponse) VisitEnablePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnablePrincipaldefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response EnablePrincipaldefaultJSONResponse) VisitEnablePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRestrictionsRequestObject struct {
+	Params ListRestrictionsParams
+}
+
+type ListRestrictionsResponseObject interface {
+	VisitListRestrictionsResponse(w http.ResponseWriter) error
+}
+
+type ListRestrictions200JSONResponse RestrictionList
+
+func (response ListRestrictions200JSONResponse) VisitListRestrictionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRestrictionsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListRestrictionsdefaultJSONResponse) VisitListRestrictionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRestrictionRequestObject struct {
+	Body *CreateRestrictionJSONRequestBody
+}
+
+type CreateRestrictionResponseObject interface {
+	VisitCreateRestrictionResponse(w http.ResponseWriter) error
+}
+
+type CreateRestriction201JSONResponse RestrictionEnvelope
+
+func (response CreateRestriction201JSONResponse) VisitCreateRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRestrictiondefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateRestrictiondefaultJSONResponse) VisitCreateRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRestrictionRequestObject struct {
+	RestrictionId RestrictionId `json:"restrictionId"`
+}
+
+type DeleteRestrictionResponseObject interface {
+	VisitDeleteRestrictionResponse(w http.ResponseWriter) error
+}
+
+type DeleteRestriction204Response struct {
+}
+
+func (response DeleteRestriction204Response) VisitDeleteRestrictionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteRestrictiondefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteRestrictiondefaultJSONResponse) VisitDeleteRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRestrictionRequestObject struct {
+	RestrictionId RestrictionId `json:"restrictionId"`
+}
+
+type GetRestrictionResponseObject interface {
+	VisitGetRestrictionResponse(w http.ResponseWriter) error
+}
+
+type GetRestriction200JSONResponse RestrictionEnvelope
+
+func (response GetRestriction200JSONResponse) VisitGetRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRestrictiondefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetRestrictiondefaultJSONResponse) VisitGetRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRolesRequestObject struct {
+	Params ListRolesParams
+}
+
+type ListRolesResponseObject interface {
+	VisitListRolesResponse(w http.ResponseWriter) error
+}
+
+type ListRoles200JSONResponse RoleList
+
+func (response ListRoles200JSONResponse) VisitListRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRolesdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListRolesdefaultJSONResponse) VisitListRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoleRequestObject struct {
+	Body *CreateRoleJSONRequestBody
+}
+
+type CreateRoleResponseObject interface {
+	VisitCreateRoleResponse(w http.ResponseWriter) error
+}
+
+type CreateRole201JSONResponse RoleEnvelope
+
+func (response CreateRole201JSONResponse) VisitCreateRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateRoledefaultJSONResponse) VisitCreateRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteRoleRequestObject struct {
+	RoleId RoleId `json:"roleId"`
+}
+
+type DeleteRoleResponseObject interface {
+	VisitDeleteRoleResponse(w http.ResponseWriter) error
+}
+
+type DeleteRole204Response struct {
+}
+
+func (response DeleteRole204Response) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteRoledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteRoledefaultJSONResponse) VisitDeleteRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoleRequestObject struct {
+	RoleId RoleId `json:"roleId"`
+}
+
+type GetRoleResponseObject interface {
+	VisitGetRoleResponse(w http.ResponseWriter) error
+}
+
+type GetRole200JSONResponse RoleEnvelope
+
+func (response GetRole200JSONResponse) VisitGetRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetRoledefaultJSONResponse) VisitGetRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListServicePrincipalsRequestObject struct {
+	Params ListServicePrincipalsParams
+}
+
+type ListServicePrincipalsResponseObject interface {
+	VisitListServicePrincipalsResponse(w http.ResponseWriter) error
+}
+
+type ListServicePrincipals200JSONResponse PrincipalList
+
+func (response ListServicePrincipals200JSONResponse) VisitListServicePrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListServicePrincipalsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListServicePrincipalsdefaultJSONResponse) VisitListServicePrincipalsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateServicePrincipalRequestObject struct {
+	Body *CreateServicePrincipalJSONRequestBody
+}
+
+type CreateServicePrincipalResponseObject interface {
+	VisitCreateServicePrincipalResponse(w http.ResponseWriter) error
+}
+
+type CreateServicePrincipal201JSONResponse PrincipalEnvelope
+
+func (response CreateServicePrincipal201JSONResponse) VisitCreateServicePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateServicePrincipaldefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateServicePrincipaldefaultJSONResponse) VisitCreateServicePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteServicePrincipalRequestObject struct {
+	ServicePrincipalId ServicePrincipalId `json:"servicePrincipalId"`
+}
+
+type DeleteServicePrincipalResponseObject interface {
+	VisitDeleteServicePrincipalResponse(w http.ResponseWriter) error
+}
+
+type DeleteServicePrincipal204Response struct {
+}
+
+func (response DeleteServicePrincipal204Response) VisitDeleteServicePrincipalResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteServicePrincipaldefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteServicePrincipaldefaultJSONResponse) VisitDeleteServicePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetServicePrincipalRequestObject struct {
+	ServicePrincipalId ServicePrincipalId `json:"servicePrincipalId"`
+}
+
+type GetServicePrincipalResponseObject interface {
+	VisitGetServicePrincipalResponse(w http.ResponseWriter) error
+}
+
+type GetServicePrincipal200JSONResponse PrincipalEnvelope
+
+func (response GetServicePrincipal200JSONResponse) VisitGetServicePrincipalResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetServicePrincipaldefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetServicePrincipaldefaultJSONResponse) VisitGetServicePrincipalResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -1570,6 +4145,468 @@ func (response ListNamespaceAuditEventsdefaultJSONResponse) VisitListNamespaceAu
 	return err
 }
 
+type ListNamespaceBindingsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListNamespaceBindingsParams
+}
+
+type ListNamespaceBindingsResponseObject interface {
+	VisitListNamespaceBindingsResponse(w http.ResponseWriter) error
+}
+
+type ListNamespaceBindings200JSONResponse BindingList
+
+func (response ListNamespaceBindings200JSONResponse) VisitListNamespaceBindingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNamespaceBindingsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListNamespaceBindingsdefaultJSONResponse) VisitListNamespaceBindingsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateNamespaceBindingRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Body        *CreateNamespaceBindingJSONRequestBody
+}
+
+type CreateNamespaceBindingResponseObject interface {
+	VisitCreateNamespaceBindingResponse(w http.ResponseWriter) error
+}
+
+type CreateNamespaceBinding201JSONResponse BindingEnvelope
+
+func (response CreateNamespaceBinding201JSONResponse) VisitCreateNamespaceBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateNamespaceBindingdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateNamespaceBindingdefaultJSONResponse) VisitCreateNamespaceBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteNamespaceBindingRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	BindingId   BindingId   `json:"bindingId"`
+}
+
+type DeleteNamespaceBindingResponseObject interface {
+	VisitDeleteNamespaceBindingResponse(w http.ResponseWriter) error
+}
+
+type DeleteNamespaceBinding204Response struct {
+}
+
+func (response DeleteNamespaceBinding204Response) VisitDeleteNamespaceBindingResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteNamespaceBindingdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteNamespaceBindingdefaultJSONResponse) VisitDeleteNamespaceBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNamespaceBindingRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	BindingId   BindingId   `json:"bindingId"`
+}
+
+type GetNamespaceBindingResponseObject interface {
+	VisitGetNamespaceBindingResponse(w http.ResponseWriter) error
+}
+
+type GetNamespaceBinding200JSONResponse BindingEnvelope
+
+func (response GetNamespaceBinding200JSONResponse) VisitGetNamespaceBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNamespaceBindingdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetNamespaceBindingdefaultJSONResponse) VisitGetNamespaceBindingResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNamespaceRestrictionsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListNamespaceRestrictionsParams
+}
+
+type ListNamespaceRestrictionsResponseObject interface {
+	VisitListNamespaceRestrictionsResponse(w http.ResponseWriter) error
+}
+
+type ListNamespaceRestrictions200JSONResponse RestrictionList
+
+func (response ListNamespaceRestrictions200JSONResponse) VisitListNamespaceRestrictionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNamespaceRestrictionsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListNamespaceRestrictionsdefaultJSONResponse) VisitListNamespaceRestrictionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateNamespaceRestrictionRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Body        *CreateNamespaceRestrictionJSONRequestBody
+}
+
+type CreateNamespaceRestrictionResponseObject interface {
+	VisitCreateNamespaceRestrictionResponse(w http.ResponseWriter) error
+}
+
+type CreateNamespaceRestriction201JSONResponse RestrictionEnvelope
+
+func (response CreateNamespaceRestriction201JSONResponse) VisitCreateNamespaceRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateNamespaceRestrictiondefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateNamespaceRestrictiondefaultJSONResponse) VisitCreateNamespaceRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteNamespaceRestrictionRequestObject struct {
+	NamespaceId   NamespaceId   `json:"namespaceId"`
+	RestrictionId RestrictionId `json:"restrictionId"`
+}
+
+type DeleteNamespaceRestrictionResponseObject interface {
+	VisitDeleteNamespaceRestrictionResponse(w http.ResponseWriter) error
+}
+
+type DeleteNamespaceRestriction204Response struct {
+}
+
+func (response DeleteNamespaceRestriction204Response) VisitDeleteNamespaceRestrictionResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteNamespaceRestrictiondefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteNamespaceRestrictiondefaultJSONResponse) VisitDeleteNamespaceRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNamespaceRestrictionRequestObject struct {
+	NamespaceId   NamespaceId   `json:"namespaceId"`
+	RestrictionId RestrictionId `json:"restrictionId"`
+}
+
+type GetNamespaceRestrictionResponseObject interface {
+	VisitGetNamespaceRestrictionResponse(w http.ResponseWriter) error
+}
+
+type GetNamespaceRestriction200JSONResponse RestrictionEnvelope
+
+func (response GetNamespaceRestriction200JSONResponse) VisitGetNamespaceRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNamespaceRestrictiondefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetNamespaceRestrictiondefaultJSONResponse) VisitGetNamespaceRestrictionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNamespaceRolesRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListNamespaceRolesParams
+}
+
+type ListNamespaceRolesResponseObject interface {
+	VisitListNamespaceRolesResponse(w http.ResponseWriter) error
+}
+
+type ListNamespaceRoles200JSONResponse RoleList
+
+func (response ListNamespaceRoles200JSONResponse) VisitListNamespaceRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListNamespaceRolesdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListNamespaceRolesdefaultJSONResponse) VisitListNamespaceRolesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateNamespaceRoleRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Body        *CreateNamespaceRoleJSONRequestBody
+}
+
+type CreateNamespaceRoleResponseObject interface {
+	VisitCreateNamespaceRoleResponse(w http.ResponseWriter) error
+}
+
+type CreateNamespaceRole201JSONResponse RoleEnvelope
+
+func (response CreateNamespaceRole201JSONResponse) VisitCreateNamespaceRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateNamespaceRoledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateNamespaceRoledefaultJSONResponse) VisitCreateNamespaceRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteNamespaceRoleRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	RoleId      RoleId      `json:"roleId"`
+}
+
+type DeleteNamespaceRoleResponseObject interface {
+	VisitDeleteNamespaceRoleResponse(w http.ResponseWriter) error
+}
+
+type DeleteNamespaceRole204Response struct {
+}
+
+func (response DeleteNamespaceRole204Response) VisitDeleteNamespaceRoleResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteNamespaceRoledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteNamespaceRoledefaultJSONResponse) VisitDeleteNamespaceRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNamespaceRoleRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	RoleId      RoleId      `json:"roleId"`
+}
+
+type GetNamespaceRoleResponseObject interface {
+	VisitGetNamespaceRoleResponse(w http.ResponseWriter) error
+}
+
+type GetNamespaceRole200JSONResponse RoleEnvelope
+
+func (response GetNamespaceRole200JSONResponse) VisitGetNamespaceRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNamespaceRoledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetNamespaceRoledefaultJSONResponse) VisitGetNamespaceRoleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetOpenAPIRequestObject struct {
 }
 
@@ -1686,12 +4723,87 @@ func (response GetVersiondefaultJSONResponse) VisitGetVersionResponse(w http.Res
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ListServiceKeys List service keys (never the keys themselves)
+	// (GET /api/auth/service-keys)
+	ListServiceKeys(ctx context.Context, request ListServiceKeysRequestObject) (ListServiceKeysResponseObject, error)
+	// CreateServiceKey Issue a service key; the key is shown once
+	// (POST /api/auth/service-keys)
+	CreateServiceKey(ctx context.Context, request CreateServiceKeyRequestObject) (CreateServiceKeyResponseObject, error)
+	// RevokeServiceKey Revoke a service key
+	// (DELETE /api/auth/service-keys/{keyId})
+	RevokeServiceKey(ctx context.Context, request RevokeServiceKeyRequestObject) (RevokeServiceKeyResponseObject, error)
+	// GetServiceKey Get a service key's metadata
+	// (GET /api/auth/service-keys/{keyId})
+	GetServiceKey(ctx context.Context, request GetServiceKeyRequestObject) (GetServiceKeyResponseObject, error)
 
 	// (GET /audit-events)
 	ListAuditEvents(ctx context.Context, request ListAuditEventsRequestObject) (ListAuditEventsResponseObject, error)
 
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
+	// ListBindings List installation bindings
+	// (GET /iam/bindings)
+	ListBindings(ctx context.Context, request ListBindingsRequestObject) (ListBindingsResponseObject, error)
+	// CreateBinding Create an installation binding
+	// (POST /iam/bindings)
+	CreateBinding(ctx context.Context, request CreateBindingRequestObject) (CreateBindingResponseObject, error)
+	// DeleteBinding Delete an installation binding
+	// (DELETE /iam/bindings/{bindingId})
+	DeleteBinding(ctx context.Context, request DeleteBindingRequestObject) (DeleteBindingResponseObject, error)
+	// GetBinding Get an installation binding
+	// (GET /iam/bindings/{bindingId})
+	GetBinding(ctx context.Context, request GetBindingRequestObject) (GetBindingResponseObject, error)
+	// ListPrincipals List human principals
+	// (GET /iam/principals)
+	ListPrincipals(ctx context.Context, request ListPrincipalsRequestObject) (ListPrincipalsResponseObject, error)
+	// CreatePrincipal Create a human principal with a password
+	// (POST /iam/principals)
+	CreatePrincipal(ctx context.Context, request CreatePrincipalRequestObject) (CreatePrincipalResponseObject, error)
+	// GetPrincipal Get a human principal
+	// (GET /iam/principals/{principalId})
+	GetPrincipal(ctx context.Context, request GetPrincipalRequestObject) (GetPrincipalResponseObject, error)
+	// DisablePrincipal Disable a human principal
+	// (POST /iam/principals/{principalId}/disable)
+	DisablePrincipal(ctx context.Context, request DisablePrincipalRequestObject) (DisablePrincipalResponseObject, error)
+	// EnablePrincipal Enable a human principal
+	// (POST /iam/principals/{principalId}/enable)
+	EnablePrincipal(ctx context.Context, request EnablePrincipalRequestObject) (EnablePrincipalResponseObject, error)
+	// ListRestrictions List installation restrictions
+	// (GET /iam/restrictions)
+	ListRestrictions(ctx context.Context, request ListRestrictionsRequestObject) (ListRestrictionsResponseObject, error)
+	// CreateRestriction Create an installation restriction
+	// (POST /iam/restrictions)
+	CreateRestriction(ctx context.Context, request CreateRestrictionRequestObject) (CreateRestrictionResponseObject, error)
+	// DeleteRestriction Delete an installation restriction
+	// (DELETE /iam/restrictions/{restrictionId})
+	DeleteRestriction(ctx context.Context, request DeleteRestrictionRequestObject) (DeleteRestrictionResponseObject, error)
+	// GetRestriction Get an installation restriction
+	// (GET /iam/restrictions/{restrictionId})
+	GetRestriction(ctx context.Context, request GetRestrictionRequestObject) (GetRestrictionResponseObject, error)
+	// ListRoles List installation roles
+	// (GET /iam/roles)
+	ListRoles(ctx context.Context, request ListRolesRequestObject) (ListRolesResponseObject, error)
+	// CreateRole Create an installation role
+	// (POST /iam/roles)
+	CreateRole(ctx context.Context, request CreateRoleRequestObject) (CreateRoleResponseObject, error)
+	// DeleteRole Delete an installation role
+	// (DELETE /iam/roles/{roleId})
+	DeleteRole(ctx context.Context, request DeleteRoleRequestObject) (DeleteRoleResponseObject, error)
+	// GetRole Get an installation role
+	// (GET /iam/roles/{roleId})
+	GetRole(ctx context.Context, request GetRoleRequestObject) (GetRoleResponseObject, error)
+	// ListServicePrincipals List service principals
+	// (GET /iam/service-principals)
+	ListServicePrincipals(ctx context.Context, request ListServicePrincipalsRequestObject) (ListServicePrincipalsResponseObject, error)
+	// CreateServicePrincipal Create a service principal
+	// (POST /iam/service-principals)
+	CreateServicePrincipal(ctx context.Context, request CreateServicePrincipalRequestObject) (CreateServicePrincipalResponseObject, error)
+	// DeleteServicePrincipal Delete a service principal with its keys and grants
+	// (DELETE /iam/service-principals/{servicePrincipalId})
+	DeleteServicePrincipal(ctx context.Context, request DeleteServicePrincipalRequestObject) (DeleteServicePrincipalResponseObject, error)
+	// GetServicePrincipal Get a service principal
+	// (GET /iam/service-principals/{servicePrincipalId})
+	GetServicePrincipal(ctx context.Context, request GetServicePrincipalRequestObject) (GetServicePrincipalResponseObject, error)
 
 	// (GET /installation)
 	GetInstallation(ctx context.Context, request GetInstallationRequestObject) (GetInstallationResponseObject, error)
@@ -1713,6 +4825,42 @@ type StrictServerInterface interface {
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(ctx context.Context, request ListNamespaceAuditEventsRequestObject) (ListNamespaceAuditEventsResponseObject, error)
+	// ListNamespaceBindings List namespace bindings
+	// (GET /namespaces/{namespaceId}/iam/bindings)
+	ListNamespaceBindings(ctx context.Context, request ListNamespaceBindingsRequestObject) (ListNamespaceBindingsResponseObject, error)
+	// CreateNamespaceBinding Create a namespace binding
+	// (POST /namespaces/{namespaceId}/iam/bindings)
+	CreateNamespaceBinding(ctx context.Context, request CreateNamespaceBindingRequestObject) (CreateNamespaceBindingResponseObject, error)
+	// DeleteNamespaceBinding Delete a namespace binding
+	// (DELETE /namespaces/{namespaceId}/iam/bindings/{bindingId})
+	DeleteNamespaceBinding(ctx context.Context, request DeleteNamespaceBindingRequestObject) (DeleteNamespaceBindingResponseObject, error)
+	// GetNamespaceBinding Get a namespace binding
+	// (GET /namespaces/{namespaceId}/iam/bindings/{bindingId})
+	GetNamespaceBinding(ctx context.Context, request GetNamespaceBindingRequestObject) (GetNamespaceBindingResponseObject, error)
+	// ListNamespaceRestrictions List namespace restrictions
+	// (GET /namespaces/{namespaceId}/iam/restrictions)
+	ListNamespaceRestrictions(ctx context.Context, request ListNamespaceRestrictionsRequestObject) (ListNamespaceRestrictionsResponseObject, error)
+	// CreateNamespaceRestriction Create a namespace restriction
+	// (POST /namespaces/{namespaceId}/iam/restrictions)
+	CreateNamespaceRestriction(ctx context.Context, request CreateNamespaceRestrictionRequestObject) (CreateNamespaceRestrictionResponseObject, error)
+	// DeleteNamespaceRestriction Delete a namespace restriction
+	// (DELETE /namespaces/{namespaceId}/iam/restrictions/{restrictionId})
+	DeleteNamespaceRestriction(ctx context.Context, request DeleteNamespaceRestrictionRequestObject) (DeleteNamespaceRestrictionResponseObject, error)
+	// GetNamespaceRestriction Get a namespace restriction
+	// (GET /namespaces/{namespaceId}/iam/restrictions/{restrictionId})
+	GetNamespaceRestriction(ctx context.Context, request GetNamespaceRestrictionRequestObject) (GetNamespaceRestrictionResponseObject, error)
+	// ListNamespaceRoles List namespace roles
+	// (GET /namespaces/{namespaceId}/iam/roles)
+	ListNamespaceRoles(ctx context.Context, request ListNamespaceRolesRequestObject) (ListNamespaceRolesResponseObject, error)
+	// CreateNamespaceRole Create a namespace role
+	// (POST /namespaces/{namespaceId}/iam/roles)
+	CreateNamespaceRole(ctx context.Context, request CreateNamespaceRoleRequestObject) (CreateNamespaceRoleResponseObject, error)
+	// DeleteNamespaceRole Delete a namespace role
+	// (DELETE /namespaces/{namespaceId}/iam/roles/{roleId})
+	DeleteNamespaceRole(ctx context.Context, request DeleteNamespaceRoleRequestObject) (DeleteNamespaceRoleResponseObject, error)
+	// GetNamespaceRole Get a namespace role
+	// (GET /namespaces/{namespaceId}/iam/roles/{roleId})
+	GetNamespaceRole(ctx context.Context, request GetNamespaceRoleRequestObject) (GetNamespaceRoleResponseObject, error)
 
 	// (GET /openapi.json)
 	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
@@ -1763,6 +4911,115 @@ type strictHandler struct {
 	options     StrictHTTPServerOptions
 }
 
+// ListServiceKeys operation middleware
+func (sh *strictHandler) ListServiceKeys(w http.ResponseWriter, r *http.Request, params ListServiceKeysParams) {
+	var request ListServiceKeysRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListServiceKeys(ctx, request.(ListServiceKeysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListServiceKeys")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListServiceKeysResponseObject); ok {
+		if err := validResponse.VisitListServiceKeysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateServiceKey operation middleware
+func (sh *strictHandler) CreateServiceKey(w http.ResponseWriter, r *http.Request) {
+	var request CreateServiceKeyRequestObject
+
+	var body CreateServiceKeyJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateServiceKey(ctx, request.(CreateServiceKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateServiceKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateServiceKeyResponseObject); ok {
+		if err := validResponse.VisitCreateServiceKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RevokeServiceKey operation middleware
+func (sh *strictHandler) RevokeServiceKey(w http.ResponseWriter, r *http.Request, keyId KeyId) {
+	var request RevokeServiceKeyRequestObject
+
+	request.KeyId = keyId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RevokeServiceKey(ctx, request.(RevokeServiceKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RevokeServiceKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RevokeServiceKeyResponseObject); ok {
+		if err := validResponse.VisitRevokeServiceKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetServiceKey operation middleware
+func (sh *strictHandler) GetServiceKey(w http.ResponseWriter, r *http.Request, keyId KeyId) {
+	var request GetServiceKeyRequestObject
+
+	request.KeyId = keyId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetServiceKey(ctx, request.(GetServiceKeyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetServiceKey")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetServiceKeyResponseObject); ok {
+		if err := validResponse.VisitGetServiceKeyResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListAuditEvents operation middleware
 func (sh *strictHandler) ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams) {
 	var request ListAuditEventsRequestObject
@@ -1806,6 +5063,577 @@ func (sh *strictHandler) GetHealth(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetHealthResponseObject); ok {
 		if err := validResponse.VisitGetHealthResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListBindings operation middleware
+func (sh *strictHandler) ListBindings(w http.ResponseWriter, r *http.Request, params ListBindingsParams) {
+	var request ListBindingsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBindings(ctx, request.(ListBindingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBindings")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListBindingsResponseObject); ok {
+		if err := validResponse.VisitListBindingsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateBinding operation middleware
+func (sh *strictHandler) CreateBinding(w http.ResponseWriter, r *http.Request) {
+	var request CreateBindingRequestObject
+
+	var body CreateBindingJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateBinding(ctx, request.(CreateBindingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateBinding")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateBindingResponseObject); ok {
+		if err := validResponse.VisitCreateBindingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteBinding operation middleware
+func (sh *strictHandler) DeleteBinding(w http.ResponseWriter, r *http.Request, bindingId BindingId) {
+	var request DeleteBindingRequestObject
+
+	request.BindingId = bindingId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteBinding(ctx, request.(DeleteBindingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteBinding")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteBindingResponseObject); ok {
+		if err := validResponse.VisitDeleteBindingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetBinding operation middleware
+func (sh *strictHandler) GetBinding(w http.ResponseWriter, r *http.Request, bindingId BindingId) {
+	var request GetBindingRequestObject
+
+	request.BindingId = bindingId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBinding(ctx, request.(GetBindingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBinding")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBindingResponseObject); ok {
+		if err := validResponse.VisitGetBindingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPrincipals operation middleware
+func (sh *strictHandler) ListPrincipals(w http.ResponseWriter, r *http.Request, params ListPrincipalsParams) {
+	var request ListPrincipalsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPrincipals(ctx, request.(ListPrincipalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPrincipals")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPrincipalsResponseObject); ok {
+		if err := validResponse.VisitListPrincipalsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePrincipal operation middleware
+func (sh *strictHandler) CreatePrincipal(w http.ResponseWriter, r *http.Request) {
+	var request CreatePrincipalRequestObject
+
+	var body CreatePrincipalJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePrincipal(ctx, request.(CreatePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePrincipalResponseObject); ok {
+		if err := validResponse.VisitCreatePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPrincipal operation middleware
+func (sh *strictHandler) GetPrincipal(w http.ResponseWriter, r *http.Request, principalId PrincipalId) {
+	var request GetPrincipalRequestObject
+
+	request.PrincipalId = principalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPrincipal(ctx, request.(GetPrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPrincipalResponseObject); ok {
+		if err := validResponse.VisitGetPrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DisablePrincipal operation middleware
+func (sh *strictHandler) DisablePrincipal(w http.ResponseWriter, r *http.Request, principalId PrincipalId) {
+	var request DisablePrincipalRequestObject
+
+	request.PrincipalId = principalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DisablePrincipal(ctx, request.(DisablePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DisablePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DisablePrincipalResponseObject); ok {
+		if err := validResponse.VisitDisablePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// EnablePrincipal operation middleware
+func (sh *strictHandler) EnablePrincipal(w http.ResponseWriter, r *http.Request, principalId PrincipalId) {
+	var request EnablePrincipalRequestObject
+
+	request.PrincipalId = principalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.EnablePrincipal(ctx, request.(EnablePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EnablePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(EnablePrincipalResponseObject); ok {
+		if err := validResponse.VisitEnablePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListRestrictions operation middleware
+func (sh *strictHandler) ListRestrictions(w http.ResponseWriter, r *http.Request, params ListRestrictionsParams) {
+	var request ListRestrictionsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRestrictions(ctx, request.(ListRestrictionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRestrictions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListRestrictionsResponseObject); ok {
+		if err := validResponse.VisitListRestrictionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateRestriction operation middleware
+func (sh *strictHandler) CreateRestriction(w http.ResponseWriter, r *http.Request) {
+	var request CreateRestrictionRequestObject
+
+	var body CreateRestrictionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRestriction(ctx, request.(CreateRestrictionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRestriction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRestrictionResponseObject); ok {
+		if err := validResponse.VisitCreateRestrictionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteRestriction operation middleware
+func (sh *strictHandler) DeleteRestriction(w http.ResponseWriter, r *http.Request, restrictionId RestrictionId) {
+	var request DeleteRestrictionRequestObject
+
+	request.RestrictionId = restrictionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteRestriction(ctx, request.(DeleteRestrictionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteRestriction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteRestrictionResponseObject); ok {
+		if err := validResponse.VisitDeleteRestrictionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRestriction operation middleware
+func (sh *strictHandler) GetRestriction(w http.ResponseWriter, r *http.Request, restrictionId RestrictionId) {
+	var request GetRestrictionRequestObject
+
+	request.RestrictionId = restrictionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRestriction(ctx, request.(GetRestrictionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRestriction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRestrictionResponseObject); ok {
+		if err := validResponse.VisitGetRestrictionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListRoles operation middleware
+func (sh *strictHandler) ListRoles(w http.ResponseWriter, r *http.Request, params ListRolesParams) {
+	var request ListRolesRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListRoles(ctx, request.(ListRolesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListRoles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListRolesResponseObject); ok {
+		if err := validResponse.VisitListRolesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateRole operation middleware
+func (sh *strictHandler) CreateRole(w http.ResponseWriter, r *http.Request) {
+	var request CreateRoleRequestObject
+
+	var body CreateRoleJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRole(ctx, request.(CreateRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRoleResponseObject); ok {
+		if err := validResponse.VisitCreateRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteRole operation middleware
+func (sh *strictHandler) DeleteRole(w http.ResponseWriter, r *http.Request, roleId RoleId) {
+	var request DeleteRoleRequestObject
+
+	request.RoleId = roleId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteRole(ctx, request.(DeleteRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteRoleResponseObject); ok {
+		if err := validResponse.VisitDeleteRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRole operation middleware
+func (sh *strictHandler) GetRole(w http.ResponseWriter, r *http.Request, roleId RoleId) {
+	var request GetRoleRequestObject
+
+	request.RoleId = roleId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRole(ctx, request.(GetRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRoleResponseObject); ok {
+		if err := validResponse.VisitGetRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListServicePrincipals operation middleware
+func (sh *strictHandler) ListServicePrincipals(w http.ResponseWriter, r *http.Request, params ListServicePrincipalsParams) {
+	var request ListServicePrincipalsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListServicePrincipals(ctx, request.(ListServicePrincipalsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListServicePrincipals")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListServicePrincipalsResponseObject); ok {
+		if err := validResponse.VisitListServicePrincipalsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateServicePrincipal operation middleware
+func (sh *strictHandler) CreateServicePrincipal(w http.ResponseWriter, r *http.Request) {
+	var request CreateServicePrincipalRequestObject
+
+	var body CreateServicePrincipalJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateServicePrincipal(ctx, request.(CreateServicePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateServicePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateServicePrincipalResponseObject); ok {
+		if err := validResponse.VisitCreateServicePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteServicePrincipal operation middleware
+func (sh *strictHandler) DeleteServicePrincipal(w http.ResponseWriter, r *http.Request, servicePrincipalId ServicePrincipalId) {
+	var request DeleteServicePrincipalRequestObject
+
+	request.ServicePrincipalId = servicePrincipalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteServicePrincipal(ctx, request.(DeleteServicePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteServicePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteServicePrincipalResponseObject); ok {
+		if err := validResponse.VisitDeleteServicePrincipalResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetServicePrincipal operation middleware
+func (sh *strictHandler) GetServicePrincipal(w http.ResponseWriter, r *http.Request, servicePrincipalId ServicePrincipalId) {
+	var request GetServicePrincipalRequestObject
+
+	request.ServicePrincipalId = servicePrincipalId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetServicePrincipal(ctx, request.(GetServicePrincipalRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetServicePrincipal")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetServicePrincipalResponseObject); ok {
+		if err := validResponse.VisitGetServicePrincipalResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -2001,6 +5829,348 @@ func (sh *strictHandler) ListNamespaceAuditEvents(w http.ResponseWriter, r *http
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListNamespaceAuditEventsResponseObject); ok {
 		if err := validResponse.VisitListNamespaceAuditEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListNamespaceBindings operation middleware
+func (sh *strictHandler) ListNamespaceBindings(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceBindingsParams) {
+	var request ListNamespaceBindingsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListNamespaceBindings(ctx, request.(ListNamespaceBindingsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListNamespaceBindings")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListNamespaceBindingsResponseObject); ok {
+		if err := validResponse.VisitListNamespaceBindingsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateNamespaceBinding operation middleware
+func (sh *strictHandler) CreateNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId) {
+	var request CreateNamespaceBindingRequestObject
+
+	request.NamespaceId = namespaceId
+
+	var body CreateNamespaceBindingJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateNamespaceBinding(ctx, request.(CreateNamespaceBindingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateNamespaceBinding")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateNamespaceBindingResponseObject); ok {
+		if err := validResponse.VisitCreateNamespaceBindingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteNamespaceBinding operation middleware
+func (sh *strictHandler) DeleteNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, bindingId BindingId) {
+	var request DeleteNamespaceBindingRequestObject
+
+	request.NamespaceId = namespaceId
+	request.BindingId = bindingId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteNamespaceBinding(ctx, request.(DeleteNamespaceBindingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteNamespaceBinding")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteNamespaceBindingResponseObject); ok {
+		if err := validResponse.VisitDeleteNamespaceBindingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetNamespaceBinding operation middleware
+func (sh *strictHandler) GetNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, bindingId BindingId) {
+	var request GetNamespaceBindingRequestObject
+
+	request.NamespaceId = namespaceId
+	request.BindingId = bindingId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetNamespaceBinding(ctx, request.(GetNamespaceBindingRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetNamespaceBinding")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetNamespaceBindingResponseObject); ok {
+		if err := validResponse.VisitGetNamespaceBindingResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListNamespaceRestrictions operation middleware
+func (sh *strictHandler) ListNamespaceRestrictions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceRestrictionsParams) {
+	var request ListNamespaceRestrictionsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListNamespaceRestrictions(ctx, request.(ListNamespaceRestrictionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListNamespaceRestrictions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListNamespaceRestrictionsResponseObject); ok {
+		if err := validResponse.VisitListNamespaceRestrictionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateNamespaceRestriction operation middleware
+func (sh *strictHandler) CreateNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId) {
+	var request CreateNamespaceRestrictionRequestObject
+
+	request.NamespaceId = namespaceId
+
+	var body CreateNamespaceRestrictionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateNamespaceRestriction(ctx, request.(CreateNamespaceRestrictionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateNamespaceRestriction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateNamespaceRestrictionResponseObject); ok {
+		if err := validResponse.VisitCreateNamespaceRestrictionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteNamespaceRestriction operation middleware
+func (sh *strictHandler) DeleteNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, restrictionId RestrictionId) {
+	var request DeleteNamespaceRestrictionRequestObject
+
+	request.NamespaceId = namespaceId
+	request.RestrictionId = restrictionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteNamespaceRestriction(ctx, request.(DeleteNamespaceRestrictionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteNamespaceRestriction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteNamespaceRestrictionResponseObject); ok {
+		if err := validResponse.VisitDeleteNamespaceRestrictionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetNamespaceRestriction operation middleware
+func (sh *strictHandler) GetNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, restrictionId RestrictionId) {
+	var request GetNamespaceRestrictionRequestObject
+
+	request.NamespaceId = namespaceId
+	request.RestrictionId = restrictionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetNamespaceRestriction(ctx, request.(GetNamespaceRestrictionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetNamespaceRestriction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetNamespaceRestrictionResponseObject); ok {
+		if err := validResponse.VisitGetNamespaceRestrictionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListNamespaceRoles operation middleware
+func (sh *strictHandler) ListNamespaceRoles(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceRolesParams) {
+	var request ListNamespaceRolesRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListNamespaceRoles(ctx, request.(ListNamespaceRolesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListNamespaceRoles")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListNamespaceRolesResponseObject); ok {
+		if err := validResponse.VisitListNamespaceRolesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateNamespaceRole operation middleware
+func (sh *strictHandler) CreateNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId) {
+	var request CreateNamespaceRoleRequestObject
+
+	request.NamespaceId = namespaceId
+
+	var body CreateNamespaceRoleJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateNamespaceRole(ctx, request.(CreateNamespaceRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateNamespaceRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateNamespaceRoleResponseObject); ok {
+		if err := validResponse.VisitCreateNamespaceRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteNamespaceRole operation middleware
+func (sh *strictHandler) DeleteNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, roleId RoleId) {
+	var request DeleteNamespaceRoleRequestObject
+
+	request.NamespaceId = namespaceId
+	request.RoleId = roleId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteNamespaceRole(ctx, request.(DeleteNamespaceRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteNamespaceRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteNamespaceRoleResponseObject); ok {
+		if err := validResponse.VisitDeleteNamespaceRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetNamespaceRole operation middleware
+func (sh *strictHandler) GetNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, roleId RoleId) {
+	var request GetNamespaceRoleRequestObject
+
+	request.NamespaceId = namespaceId
+	request.RoleId = roleId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetNamespaceRole(ctx, request.(GetNamespaceRoleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetNamespaceRole")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetNamespaceRoleResponseObject); ok {
+		if err := validResponse.VisitGetNamespaceRoleResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
