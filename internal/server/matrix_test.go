@@ -203,7 +203,6 @@ func TestPermissionMatrix(t *testing.T) {
 	})
 }
 
-
 // fixtures makes, on first use, the resources a route's path parameters and
 // example body name, as the admin, in the route's scope.
 type fixtures struct {

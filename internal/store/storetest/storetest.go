@@ -75,4 +75,3 @@ func Each(t *testing.T, fn func(t *testing.T, databaseURL string)) {
 		t.Run(d, func(t *testing.T) { fn(t, URL(t, d)) })
 	}
 }
-
