@@ -25,9 +25,11 @@ type Enqueuer interface {
 
 // Options tune the use cases.
 type Options struct {
-	MaxAttempts     int           // teardown attempt budget
-	SessionLifetime time.Duration // browser sessions
-	KeyDefaultTTL   time.Duration // service keys without expiresIn
+	MaxAttempts              int           // teardown attempt budget
+	SignInFailuresPerAccount int           // per minute; default 10
+	SignInFailuresPerClient  int           // per minute; default 20
+	SessionLifetime          time.Duration // browser sessions
+	KeyDefaultTTL            time.Duration // service keys without expiresIn
 }
 
 // App is the set of use cases.
@@ -38,6 +40,8 @@ type App struct {
 	opts   Options
 	now    func() time.Time
 	instID string
+
+	accountThrottle, clientThrottle *throttle
 }
 
 // New returns the use cases over a migrated, bootstrapped store.
@@ -55,7 +59,15 @@ func New(ctx context.Context, st *store.Store, jobs Enqueuer, opts Options) (*Ap
 	if opts.KeyDefaultTTL <= 0 {
 		opts.KeyDefaultTTL = 30 * 24 * time.Hour
 	}
-	return &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID}, nil
+	if opts.SignInFailuresPerAccount <= 0 {
+		opts.SignInFailuresPerAccount = 10
+	}
+	if opts.SignInFailuresPerClient <= 0 {
+		opts.SignInFailuresPerClient = 20
+	}
+	return &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID,
+		accountThrottle: newThrottle(opts.SignInFailuresPerAccount, time.Minute),
+		clientThrottle:  newThrottle(opts.SignInFailuresPerClient, time.Minute)}, nil
 }
 
 // InstallationID is this installation's ID.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 
@@ -20,10 +21,20 @@ func callerFrom(ctx context.Context) occ.Caller {
 	return c
 }
 
+type clientKey struct{}
+
+// clientAddr returns the client's address (for sign-in throttling).
+func clientAddr(ctx context.Context) string {
+	s, _ := ctx.Value(clientKey{}).(string)
+	return s
+}
+
 // authenticator resolves the caller of every non-public route.
 type authenticator struct {
-	authn *iam.Authenticator
-	log   *slog.Logger
+	authn  *iam.Authenticator
+	log    *slog.Logger
+	origin string // the public origin session writes must come from
+	cookie string // session cookie name
 }
 
 // middleware authenticates with "Authorization: Bearer occ_…" and puts the
@@ -32,11 +43,23 @@ type authenticator struct {
 func (a *authenticator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := occ.WithRequestID(r.Context(), wire.RequestID(r.Context()))
+		ctx = context.WithValue(ctx, clientKey{}, clientHost(r.RemoteAddr))
 		if rt := wire.RouteFrom(ctx); rt != nil && isPublic(rt) {
+			if err := a.checkPublicOrigin(r); err != nil {
+				wire.WriteError(w, r, err)
+				return
+			}
+			// A public route may still look at a valid session (GET /api/auth/session).
+			if c, err := a.authenticate(ctx, r); err == nil && c.Method == occ.AuthSession {
+				ctx = context.WithValue(ctx, callerKey{}, c)
+			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
 		c, err := a.authenticate(ctx, r)
+		if err == nil && c.Method == occ.AuthSession && !safeMethod(r.Method) {
+			err = a.checkCSRF(r)
+		}
 		if err != nil {
 			wire.WriteError(w, r, err)
 			return
@@ -50,8 +73,17 @@ func isPublic(rt *wire.Route) bool {
 	return rt.Operation != nil && rt.Operation.Security != nil && len(*rt.Operation.Security) == 0
 }
 
+// authenticate uses the service key when an Authorization header is sent
+// (never falling back to a cookie), otherwise the session cookie.
 func (a *authenticator) authenticate(ctx context.Context, r *http.Request) (occ.Caller, error) {
 	h := r.Header.Values("Authorization")
+	if len(h) == 0 {
+		cookies := r.CookiesNamed(a.cookie)
+		if len(cookies) != 1 {
+			return occ.Caller{}, occ.ErrUnauthenticated // none, or ambiguous duplicates
+		}
+		return a.authn.Session(ctx, cookies[0].Value)
+	}
 	if len(h) != 1 {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
@@ -77,4 +109,45 @@ func (a *authenticator) requireAdmin(ap *app.App, next http.Handler) http.Handle
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next.ServeHTTP(w, r)
 	})
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+var errOrigin = occ.E(occ.CodeForbidden, occ.MsgUntrustedOrigin)
+
+// checkCSRF guards a cookie-authenticated write: Origin must be the public
+// origin, and Sec-Fetch-Site, when sent, must say same-origin.
+func (a *authenticator) checkCSRF(r *http.Request) error {
+	if r.Header.Get("Origin") != a.origin {
+		return errOrigin
+	}
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" {
+		return errOrigin
+	}
+	return nil
+}
+
+// checkPublicOrigin refuses a public write (sign-in) from an explicitly
+// foreign browser origin, while allowing clients that send no Origin (CLI).
+func (a *authenticator) checkPublicOrigin(r *http.Request) error {
+	if safeMethod(r.Method) {
+		return nil
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != a.origin {
+		return errOrigin
+	}
+	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return errOrigin
+	}
+	return nil
+}
+
+func clientHost(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return remote
+	}
+	return host
 }

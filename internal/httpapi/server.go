@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -29,6 +31,8 @@ type Options struct {
 	OpenClawVersion  string
 	ComputeDriver    string
 	Metrics          http.Handler // served at /metrics to installation administrators
+	PublicOrigin     string       // scheme://host[:port] browsers use
+	SessionLifetime  time.Duration
 	Logger           *slog.Logger
 }
 
@@ -74,7 +78,7 @@ func New(o Options) (http.Handler, error) {
 			wire.WriteError(w, r, invalidRequest(err))
 		},
 	})
-	authn := &authenticator{authn: o.Authn, log: o.Logger}
+	authn := &authenticator{authn: o.Authn, log: o.Logger, origin: o.PublicOrigin, cookie: SessionCookieName(o.PublicOrigin)}
 	api := adm.PreAuth(authn.middleware(adm.Body(routes)))
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
@@ -82,4 +86,13 @@ func New(o Options) (http.Handler, error) {
 		mux.Handle("GET /metrics", authn.requireAdmin(o.App, o.Metrics))
 	}
 	return mux, nil
+}
+
+// SessionCookieName is occ_session, with the __Host- prefix (which browsers
+// accept only with Secure, Path=/ and no Domain) when the origin is HTTPS.
+func SessionCookieName(origin string) string {
+	if strings.HasPrefix(origin, "https://") {
+		return "__Host-occ_session"
+	}
+	return "occ_session"
 }

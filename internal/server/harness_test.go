@@ -40,7 +40,7 @@ type env struct {
 func boot(t *testing.T, dbURL string, driver compute.Driver) *env {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, err := config.Load(config.Source{Flags: map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
+	cfg, err := config.Load(config.Source{Env: []string{"OCC_BOOTSTRAP_ADMIN_PASSWORD=" + adminPassword}, Flags: map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
 		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": "http://127.0.0.1:8080"}})
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +61,24 @@ func boot(t *testing.T, dbURL string, driver compute.Driver) *env {
 	}
 	return &env{t: t, m: m, base: "http://" + m.Addr(), admin: strings.TrimSpace(string(key)), spec: spec,
 		client: &http.Client{Transport: wiretest.NewValidatingTransport(t, spec, http.DefaultTransport)}}
+}
+
+// adminPassword is the bootstrap administrator's password in tests.
+const adminPassword = "test-admin-password-1"
+
+// origin is the public origin the test servers are configured with.
+const origin = "http://127.0.0.1:8080"
+
+// signIn signs in and returns the session cookie ("name=value").
+func (e *env) signIn(email, password string) string {
+	e.t.Helper()
+	r := e.call("POST", "/api/auth/sign-in", "", map[string]any{"email": email, "password": password})
+	if r.Status != 200 {
+		e.t.Fatalf("sign in %s = %d %v", email, r.Status, r.Body)
+	}
+	c := r.Header.Get("Set-Cookie")
+	name, _, _ := strings.Cut(c, ";")
+	return name
 }
 
 // withT returns a copy of e that reports to a subtest.

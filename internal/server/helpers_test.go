@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/openclaw/occ/internal/store"
@@ -32,4 +33,9 @@ func breakAudit(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

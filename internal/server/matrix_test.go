@@ -46,7 +46,7 @@ func routes(t *testing.T, spec *openapi3.T) []route {
 				}
 				r.requires = append(r.requires, p)
 			}
-			if a.Mode != "public" {
+			if a.Mode != "public" && a.Mode != "session" {
 				p, err := occ.ParsePermission(a.Permission)
 				if err != nil {
 					t.Fatalf("%s: %v", op.OperationID, err)
@@ -118,8 +118,9 @@ func TestPermissionMatrix(t *testing.T) {
 				e := e.withT(t)
 				want := successStatus(r.op)
 				if r.mode == "public" {
-					if got := e.call(strings.ToUpper(r.method), r.path, "", nil); got.Status != want {
-						t.Fatalf("public route without credentials = %d, want %d", got.Status, want)
+					fx := &fixtures{e: e, made: map[string]string{"_route": r.path}}
+					if got := e.call(strings.ToUpper(r.method), r.path, "", exampleBody(t, r, fx)); got.Status != want {
+						t.Fatalf("public route without credentials = %d %v, want %d", got.Status, got.Body, want)
 					}
 					return
 				}
@@ -146,6 +147,13 @@ func TestPermissionMatrix(t *testing.T) {
 					t.Fatalf("no credentials = %d, want 401", got.Status)
 				}
 				switch r.mode {
+				case "session":
+					if got := do(e.admin); got.Status != 401 {
+						t.Fatalf("service key on a session route = %d, want 401", got.Status)
+					}
+					cookie := e.signIn("admin@occ.local", adminPassword)
+					got := e.call(strings.ToUpper(r.method), path, "", body, "Cookie", cookie, "Origin", origin)
+					expect("with a session", got, want)
 				case "installation":
 					none, _ := e.principal(grant{})
 					expect("without permission", do(none), 403)
@@ -239,6 +247,10 @@ func (f *fixtures) get(name string) string {
 		_, v = e.principal(grant{})
 	case "human":
 		v = create("/iam/principals", map[string]any{"email": f.get("email"), "name": "Fixture", "password": "correct horse battery"})
+	case "adminEmail":
+		v = "admin@occ.local"
+	case "adminPassword":
+		v = adminPassword
 	case "email":
 		v = "u-" + occ.NewUUID()[:8] + "@example.com"
 	case "roleId":

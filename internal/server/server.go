@@ -170,7 +170,8 @@ func (m *Main) driver() (compute.Driver, error) {
 
 func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	cfg := m.Config
-	a, err := app.New(ctx, m.st, enq, app.Options{MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D()})
+	a, err := app.New(ctx, m.st, enq, app.Options{MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
+		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient})
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,8 @@ func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
 		Version: Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, ComputeDriver: cfg.Compute.Driver,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger})
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
+		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D()})
 	if err != nil {
 		return err
 	}
