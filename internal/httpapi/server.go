@@ -79,7 +79,8 @@ func New(o Options) (http.Handler, error) {
 		},
 	})
 	authn := &authenticator{authn: o.Authn, log: o.Logger, origin: o.PublicOrigin, cookie: SessionCookieName(o.PublicOrigin)}
-	api := adm.PreAuth(authn.middleware(adm.Body(routes)))
+	idem := idempotency{app: o.App, log: o.Logger}
+	api := adm.PreAuth(authn.middleware(adm.Body(idem.middleware(routes))))
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	if o.Metrics != nil {

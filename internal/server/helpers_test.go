@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
 )
 
@@ -39,3 +40,5 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+var nsCreate = []occ.Permission{occ.P(occ.KindNamespace, occ.ActionCreate)}

@@ -2,11 +2,10 @@ package store
 
 import (
 	"context"
-
-	"github.com/openclaw/occ/internal/occ"
 )
 
-// IdempotentResponse is a stored first response to an Idempotency-Key.
+// IdempotentResponse is the first response to a caller's Idempotency-Key;
+// Status 0 marks a request still in progress.
 type IdempotentResponse struct {
 	PrincipalID   string
 	Key           string
@@ -17,7 +16,20 @@ type IdempotentResponse struct {
 	CreatedAt     int64
 }
 
-// GetIdempotentResponse finds a stored response for a caller's key.
+// ClaimIdempotencyKey records that a request with this key has started,
+// after dropping an expired record of the same key. A key already claimed
+// or answered is ErrConflict.
+func (q Q) ClaimIdempotencyKey(ctx context.Context, r IdempotentResponse, expiredBefore int64) error {
+	if _, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE principal_id = $1 AND idem_key = $2 AND created_at < $3`,
+		r.PrincipalID, r.Key, expiredBefore); err != nil {
+		return classify(err)
+	}
+	_, err := q.q.ExecContext(ctx, `INSERT INTO idempotency_keys (principal_id, idem_key, operation, request_digest, status, body, created_at)
+		VALUES ($1, $2, $3, $4, 0, '', $5)`, r.PrincipalID, r.Key, r.Operation, r.RequestDigest, r.CreatedAt)
+	return classify(err)
+}
+
+// GetIdempotentResponse finds the record of a caller's key.
 func (q Q) GetIdempotentResponse(ctx context.Context, principalID, key string) (IdempotentResponse, error) {
 	r := IdempotentResponse{PrincipalID: principalID, Key: key}
 	err := q.q.QueryRowContext(ctx, `SELECT operation, request_digest, status, body, created_at FROM idempotency_keys
@@ -25,18 +37,15 @@ func (q Q) GetIdempotentResponse(ctx context.Context, principalID, key string) (
 	return r, classify(err)
 }
 
-// PutIdempotentResponse stores the first response; a second store for the
-// same key is ErrConflict.
-func (q Q) PutIdempotentResponse(ctx context.Context, r IdempotentResponse) error {
-	_, err := q.q.ExecContext(ctx, `INSERT INTO idempotency_keys (principal_id, idem_key, operation, request_digest, status, body, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, r.PrincipalID, r.Key, r.Operation, r.RequestDigest, r.Status, r.Body, r.CreatedAt)
-	return classify(err)
+// CompleteIdempotencyKey stores the first response of a claimed key.
+func (q Q) CompleteIdempotencyKey(ctx context.Context, principalID, key string, status int, body string) error {
+	return affected(q.q.ExecContext(ctx, `UPDATE idempotency_keys SET status = $1, body = $2 WHERE principal_id = $3 AND idem_key = $4`,
+		status, body, principalID, key))
 }
 
-// PurgeIdempotentResponses deletes responses older than the cutoff.
-func (q Q) PurgeIdempotentResponses(ctx context.Context, before int64) error {
-	_, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, before)
+// ReleaseIdempotencyKey forgets a claim whose request failed, so the same
+// key may be tried again.
+func (q Q) ReleaseIdempotencyKey(ctx context.Context, principalID, key string) error {
+	_, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE principal_id = $1 AND idem_key = $2 AND status = 0`, principalID, key)
 	return classify(err)
 }
-
-var _ = occ.Millis

@@ -633,6 +633,9 @@ type Version struct {
 // BindingId defines model for BindingId.
 type BindingId = string
 
+// IdempotencyKey defines model for IdempotencyKey.
+type IdempotencyKey = string
+
 // IfMatch defines model for IfMatch.
 type IfMatch = string
 
@@ -692,6 +695,12 @@ type ListBindingsParams struct {
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// CreateBindingParams defines parameters for CreateBinding.
+type CreateBindingParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListPrincipalsParams defines parameters for ListPrincipals.
 type ListPrincipalsParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
@@ -704,10 +713,22 @@ type ListRestrictionsParams struct {
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// CreateRestrictionParams defines parameters for CreateRestriction.
+type CreateRestrictionParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListRolesParams defines parameters for ListRoles.
 type ListRolesParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateRoleParams defines parameters for CreateRole.
+type CreateRoleParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListServicePrincipalsParams defines parameters for ListServicePrincipals.
@@ -716,10 +737,22 @@ type ListServicePrincipalsParams struct {
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// CreateServicePrincipalParams defines parameters for CreateServicePrincipal.
+type CreateServicePrincipalParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListNamespacesParams defines parameters for ListNamespaces.
 type ListNamespacesParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateNamespaceParams defines parameters for CreateNamespace.
+type CreateNamespaceParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // DeleteNamespaceParams defines parameters for DeleteNamespace.
@@ -757,16 +790,34 @@ type ListNamespaceBindingsParams struct {
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// CreateNamespaceBindingParams defines parameters for CreateNamespaceBinding.
+type CreateNamespaceBindingParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListNamespaceRestrictionsParams defines parameters for ListNamespaceRestrictions.
 type ListNamespaceRestrictionsParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// CreateNamespaceRestrictionParams defines parameters for CreateNamespaceRestriction.
+type CreateNamespaceRestrictionParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListNamespaceRolesParams defines parameters for ListNamespaceRoles.
 type ListNamespaceRolesParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateNamespaceRoleParams defines parameters for CreateNamespaceRole.
+type CreateNamespaceRoleParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // CreateServiceKeyJSONRequestBody defines body for CreateServiceKey for application/json ContentType.
@@ -839,7 +890,7 @@ type ServerInterface interface {
 	ListBindings(w http.ResponseWriter, r *http.Request, params ListBindingsParams)
 	// CreateBinding Create an installation binding
 	// (POST /iam/bindings)
-	CreateBinding(w http.ResponseWriter, r *http.Request)
+	CreateBinding(w http.ResponseWriter, r *http.Request, params CreateBindingParams)
 	// DeleteBinding Delete an installation binding
 	// (DELETE /iam/bindings/{bindingId})
 	DeleteBinding(w http.ResponseWriter, r *http.Request, bindingId BindingId)
@@ -866,7 +917,7 @@ type ServerInterface interface {
 	ListRestrictions(w http.ResponseWriter, r *http.Request, params ListRestrictionsParams)
 	// CreateRestriction Create an installation restriction
 	// (POST /iam/restrictions)
-	CreateRestriction(w http.ResponseWriter, r *http.Request)
+	CreateRestriction(w http.ResponseWriter, r *http.Request, params CreateRestrictionParams)
 	// DeleteRestriction Delete an installation restriction
 	// (DELETE /iam/restrictions/{restrictionId})
 	DeleteRestriction(w http.ResponseWriter, r *http.Request, restrictionId RestrictionId)
@@ -878,7 +929,7 @@ type ServerInterface interface {
 	ListRoles(w http.ResponseWriter, r *http.Request, params ListRolesParams)
 	// CreateRole Create an installation role
 	// (POST /iam/roles)
-	CreateRole(w http.ResponseWriter, r *http.Request)
+	CreateRole(w http.ResponseWriter, r *http.Request, params CreateRoleParams)
 	// DeleteRole Delete an installation role
 	// (DELETE /iam/roles/{roleId})
 	DeleteRole(w http.ResponseWriter, r *http.Request, roleId RoleId)
@@ -890,7 +941,7 @@ type ServerInterface interface {
 	ListServicePrincipals(w http.ResponseWriter, r *http.Request, params ListServicePrincipalsParams)
 	// CreateServicePrincipal Create a service principal
 	// (POST /iam/service-principals)
-	CreateServicePrincipal(w http.ResponseWriter, r *http.Request)
+	CreateServicePrincipal(w http.ResponseWriter, r *http.Request, params CreateServicePrincipalParams)
 	// DeleteServicePrincipal Delete a service principal with its keys and grants
 	// (DELETE /iam/service-principals/{servicePrincipalId})
 	DeleteServicePrincipal(w http.ResponseWriter, r *http.Request, servicePrincipalId ServicePrincipalId)
@@ -905,7 +956,7 @@ type ServerInterface interface {
 	ListNamespaces(w http.ResponseWriter, r *http.Request, params ListNamespacesParams)
 
 	// (POST /namespaces)
-	CreateNamespace(w http.ResponseWriter, r *http.Request)
+	CreateNamespace(w http.ResponseWriter, r *http.Request, params CreateNamespaceParams)
 
 	// (DELETE /namespaces/{namespaceId})
 	DeleteNamespace(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params DeleteNamespaceParams)
@@ -923,7 +974,7 @@ type ServerInterface interface {
 	ListNamespaceBindings(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceBindingsParams)
 	// CreateNamespaceBinding Create a namespace binding
 	// (POST /namespaces/{namespaceId}/iam/bindings)
-	CreateNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId)
+	CreateNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateNamespaceBindingParams)
 	// DeleteNamespaceBinding Delete a namespace binding
 	// (DELETE /namespaces/{namespaceId}/iam/bindings/{bindingId})
 	DeleteNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, bindingId BindingId)
@@ -935,7 +986,7 @@ type ServerInterface interface {
 	ListNamespaceRestrictions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceRestrictionsParams)
 	// CreateNamespaceRestriction Create a namespace restriction
 	// (POST /namespaces/{namespaceId}/iam/restrictions)
-	CreateNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId)
+	CreateNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateNamespaceRestrictionParams)
 	// DeleteNamespaceRestriction Delete a namespace restriction
 	// (DELETE /namespaces/{namespaceId}/iam/restrictions/{restrictionId})
 	DeleteNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, restrictionId RestrictionId)
@@ -947,7 +998,7 @@ type ServerInterface interface {
 	ListNamespaceRoles(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceRolesParams)
 	// CreateNamespaceRole Create a namespace role
 	// (POST /namespaces/{namespaceId}/iam/roles)
-	CreateNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId)
+	CreateNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateNamespaceRoleParams)
 	// DeleteNamespaceRole Delete a namespace role
 	// (DELETE /namespaces/{namespaceId}/iam/roles/{roleId})
 	DeleteNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, roleId RoleId)
@@ -1341,8 +1392,35 @@ func (siw *ServerInterfaceWrapper) ListBindings(w http.ResponseWriter, r *http.R
 // CreateBinding operation middleware
 func (siw *ServerInterfaceWrapper) CreateBinding(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateBindingParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateBinding(w, r)
+		siw.Handler.CreateBinding(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1591,8 +1669,35 @@ func (siw *ServerInterfaceWrapper) ListRestrictions(w http.ResponseWriter, r *ht
 // CreateRestriction operation middleware
 func (siw *ServerInterfaceWrapper) CreateRestriction(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateRestrictionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateRestriction(w, r)
+		siw.Handler.CreateRestriction(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1703,8 +1808,35 @@ func (siw *ServerInterfaceWrapper) ListRoles(w http.ResponseWriter, r *http.Requ
 // CreateRole operation middleware
 func (siw *ServerInterfaceWrapper) CreateRole(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateRoleParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateRole(w, r)
+		siw.Handler.CreateRole(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1815,8 +1947,35 @@ func (siw *ServerInterfaceWrapper) ListServicePrincipals(w http.ResponseWriter, 
 // CreateServicePrincipal operation middleware
 func (siw *ServerInterfaceWrapper) CreateServicePrincipal(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateServicePrincipalParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateServicePrincipal(w, r)
+		siw.Handler.CreateServicePrincipal(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1941,8 +2100,35 @@ func (siw *ServerInterfaceWrapper) ListNamespaces(w http.ResponseWriter, r *http
 // CreateNamespace operation middleware
 func (siw *ServerInterfaceWrapper) CreateNamespace(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateNamespaceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateNamespace(w, r)
+		siw.Handler.CreateNamespace(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2294,8 +2480,32 @@ func (siw *ServerInterfaceWrapper) CreateNamespaceBinding(w http.ResponseWriter,
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateNamespaceBindingParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateNamespaceBinding(w, r, namespaceId)
+		siw.Handler.CreateNamespaceBinding(w, r, namespaceId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2445,8 +2655,32 @@ func (siw *ServerInterfaceWrapper) CreateNamespaceRestriction(w http.ResponseWri
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateNamespaceRestrictionParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateNamespaceRestriction(w, r, namespaceId)
+		siw.Handler.CreateNamespaceRestriction(w, r, namespaceId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2596,8 +2830,32 @@ func (siw *ServerInterfaceWrapper) CreateNamespaceRole(w http.ResponseWriter, r 
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateNamespaceRoleParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.CreateNamespaceRole(w, r, namespaceId)
+		siw.Handler.CreateNamespaceRole(w, r, namespaceId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3299,7 +3557,8 @@ func (response ListBindingsdefaultJSONResponse) VisitListBindingsResponse(w http
 }
 
 type CreateBindingRequestObject struct {
-	Body *CreateBindingJSONRequestBody
+	Params CreateBindingParams
+	Body   *CreateBindingJSONRequestBody
 }
 
 type CreateBindingResponseObject interface {
@@ -3644,7 +3903,8 @@ func (response ListRestrictionsdefaultJSONResponse) VisitListRestrictionsRespons
 }
 
 type CreateRestrictionRequestObject struct {
-	Body *CreateRestrictionJSONRequestBody
+	Params CreateRestrictionParams
+	Body   *CreateRestrictionJSONRequestBody
 }
 
 type CreateRestrictionResponseObject interface {
@@ -3794,7 +4054,8 @@ func (response ListRolesdefaultJSONResponse) VisitListRolesResponse(w http.Respo
 }
 
 type CreateRoleRequestObject struct {
-	Body *CreateRoleJSONRequestBody
+	Params CreateRoleParams
+	Body   *CreateRoleJSONRequestBody
 }
 
 type CreateRoleResponseObject interface {
@@ -3944,7 +4205,8 @@ func (response ListServicePrincipalsdefaultJSONResponse) VisitListServicePrincip
 }
 
 type CreateServicePrincipalRequestObject struct {
-	Body *CreateServicePrincipalJSONRequestBody
+	Params CreateServicePrincipalParams
+	Body   *CreateServicePrincipalJSONRequestBody
 }
 
 type CreateServicePrincipalResponseObject interface {
@@ -4132,7 +4394,8 @@ func (response ListNamespacesdefaultJSONResponse) VisitListNamespacesResponse(w 
 }
 
 type CreateNamespaceRequestObject struct {
-	Body *CreateNamespaceJSONRequestBody
+	Params CreateNamespaceParams
+	Body   *CreateNamespaceJSONRequestBody
 }
 
 type CreateNamespaceResponseObject interface {
@@ -4402,6 +4665,7 @@ func (response ListNamespaceBindingsdefaultJSONResponse) VisitListNamespaceBindi
 
 type CreateNamespaceBindingRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreateNamespaceBindingParams
 	Body        *CreateNamespaceBindingJSONRequestBody
 }
 
@@ -4556,6 +4820,7 @@ func (response ListNamespaceRestrictionsdefaultJSONResponse) VisitListNamespaceR
 
 type CreateNamespaceRestrictionRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreateNamespaceRestrictionParams
 	Body        *CreateNamespaceRestrictionJSONRequestBody
 }
 
@@ -4710,6 +4975,7 @@ func (response ListNamespaceRolesdefaultJSONResponse) VisitListNamespaceRolesRes
 
 type CreateNamespaceRoleRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreateNamespaceRoleParams
 	Body        *CreateNamespaceRoleJSONRequestBody
 }
 
@@ -5400,8 +5666,10 @@ func (sh *strictHandler) ListBindings(w http.ResponseWriter, r *http.Request, pa
 }
 
 // CreateBinding operation middleware
-func (sh *strictHandler) CreateBinding(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateBinding(w http.ResponseWriter, r *http.Request, params CreateBindingParams) {
 	var request CreateBindingRequestObject
+
+	request.Params = params
 
 	var body CreateBindingJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -5644,8 +5912,10 @@ func (sh *strictHandler) ListRestrictions(w http.ResponseWriter, r *http.Request
 }
 
 // CreateRestriction operation middleware
-func (sh *strictHandler) CreateRestriction(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateRestriction(w http.ResponseWriter, r *http.Request, params CreateRestrictionParams) {
 	var request CreateRestrictionRequestObject
+
+	request.Params = params
 
 	var body CreateRestrictionJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -5753,8 +6023,10 @@ func (sh *strictHandler) ListRoles(w http.ResponseWriter, r *http.Request, param
 }
 
 // CreateRole operation middleware
-func (sh *strictHandler) CreateRole(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateRole(w http.ResponseWriter, r *http.Request, params CreateRoleParams) {
 	var request CreateRoleRequestObject
+
+	request.Params = params
 
 	var body CreateRoleJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -5862,8 +6134,10 @@ func (sh *strictHandler) ListServicePrincipals(w http.ResponseWriter, r *http.Re
 }
 
 // CreateServicePrincipal operation middleware
-func (sh *strictHandler) CreateServicePrincipal(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateServicePrincipal(w http.ResponseWriter, r *http.Request, params CreateServicePrincipalParams) {
 	var request CreateServicePrincipalRequestObject
+
+	request.Params = params
 
 	var body CreateServicePrincipalJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -5995,8 +6269,10 @@ func (sh *strictHandler) ListNamespaces(w http.ResponseWriter, r *http.Request, 
 }
 
 // CreateNamespace operation middleware
-func (sh *strictHandler) CreateNamespace(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) CreateNamespace(w http.ResponseWriter, r *http.Request, params CreateNamespaceParams) {
 	var request CreateNamespaceRequestObject
+
+	request.Params = params
 
 	var body CreateNamespaceJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -6167,10 +6443,11 @@ func (sh *strictHandler) ListNamespaceBindings(w http.ResponseWriter, r *http.Re
 }
 
 // CreateNamespaceBinding operation middleware
-func (sh *strictHandler) CreateNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId) {
+func (sh *strictHandler) CreateNamespaceBinding(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateNamespaceBindingParams) {
 	var request CreateNamespaceBindingRequestObject
 
 	request.NamespaceId = namespaceId
+	request.Params = params
 
 	var body CreateNamespaceBindingJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -6281,10 +6558,11 @@ func (sh *strictHandler) ListNamespaceRestrictions(w http.ResponseWriter, r *htt
 }
 
 // CreateNamespaceRestriction operation middleware
-func (sh *strictHandler) CreateNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId) {
+func (sh *strictHandler) CreateNamespaceRestriction(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateNamespaceRestrictionParams) {
 	var request CreateNamespaceRestrictionRequestObject
 
 	request.NamespaceId = namespaceId
+	request.Params = params
 
 	var body CreateNamespaceRestrictionJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -6395,10 +6673,11 @@ func (sh *strictHandler) ListNamespaceRoles(w http.ResponseWriter, r *http.Reque
 }
 
 // CreateNamespaceRole operation middleware
-func (sh *strictHandler) CreateNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId) {
+func (sh *strictHandler) CreateNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateNamespaceRoleParams) {
 	var request CreateNamespaceRoleRequestObject
 
 	request.NamespaceId = namespaceId
+	request.Params = params
 
 	var body CreateNamespaceRoleJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
