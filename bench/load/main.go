@@ -1,0 +1,302 @@
+// Command load measures occ's HTTP API from the outside: it sends a bounded
+// number of requests (-n) with bounded concurrency (-c) to one occ on a
+// loopback address and prints the latency percentiles and the throughput.
+//
+//	go run ./bench/load -url http://127.0.0.1:8080 -key-file occ-data/bootstrap-admin.key -scenario get-namespace -n 5000 -c 4
+//
+// Scenarios:
+//
+//	get-namespace     GET /namespaces/{id} of one existing Namespace (-namespace,
+//	                  default the first listed, normally "default"), after
+//	                  -warmup unmeasured requests.
+//	create-namespace  POST /namespaces with a new name each time (201 in
+//	                  provisioning; the worker's preparation runs alongside, as
+//	                  in production). With -cleanup (default) the Namespaces
+//	                  made are deleted afterwards, unmeasured; deleted names stay
+//	                  reserved, so every run uses fresh names.
+//
+// It refuses URLs that are not loopback: it is a tool for a private
+// installation, never for someone else's server.
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	url, keyFile, scenario, namespace string
+	n, c, warmup                      int
+	cleanup                           bool
+	timeout                           time.Duration
+}
+
+const maxRequests = 1_000_000
+
+func run(args []string, out io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("load", flag.ContinueOnError)
+	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "base URL of occ (loopback only)")
+	fs.StringVar(&o.keyFile, "key-file", "occ-data/bootstrap-admin.key", "file holding a service key (installation admin)")
+	fs.StringVar(&o.scenario, "scenario", "get-namespace", "get-namespace or create-namespace")
+	fs.IntVar(&o.n, "n", 1000, "measured requests")
+	fs.IntVar(&o.c, "c", 4, "concurrent requests")
+	fs.IntVar(&o.warmup, "warmup", 100, "unmeasured requests first (get-namespace only)")
+	fs.StringVar(&o.namespace, "namespace", "", "Namespace ID for get-namespace (default: the first listed)")
+	fs.BoolVar(&o.cleanup, "cleanup", true, "delete the Namespaces create-namespace made (unmeasured)")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of one request")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.n < 1 || o.n > maxRequests {
+		return fmt.Errorf("-n must be between 1 and %d", maxRequests)
+	}
+	if o.c < 1 || o.c > 256 {
+		return errors.New("-c must be between 1 and 256")
+	}
+	if o.warmup < 0 || o.warmup > maxRequests {
+		return fmt.Errorf("-warmup must be between 0 and %d", maxRequests)
+	}
+	base, err := loopback(o.url)
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(o.keyFile)
+	if err != nil {
+		return fmt.Errorf("read the key: %w", err)
+	}
+	cl := &client{base: base, key: strings.TrimSpace(string(raw)), http: &http.Client{Timeout: o.timeout,
+		Transport: &http.Transport{MaxIdleConns: o.c, MaxIdleConnsPerHost: o.c, IdleConnTimeout: time.Minute}}}
+
+	var op func(i int) (int, error)
+	var after func() error
+	switch o.scenario {
+	case "get-namespace":
+		id := o.namespace
+		if id == "" {
+			if id, err = cl.firstNamespace(); err != nil {
+				return err
+			}
+		}
+		op = func(int) (int, error) {
+			status, _, err := cl.do("GET", "/namespaces/"+url.PathEscape(id), nil)
+			return okIf(status, 200, err)
+		}
+		if o.warmup > 0 {
+			if r := measure(o.warmup, o.c, op); r.failed > 0 {
+				return fmt.Errorf("warm-up: %d of %d requests failed; first: %v", r.failed, o.warmup, r.firstErr)
+			}
+		}
+	case "create-namespace":
+		run := make([]byte, 4)
+		_, _ = rand.Read(run)
+		prefix := "load-" + hex.EncodeToString(run) + "-"
+		ids := make([]string, o.n)
+		op = func(i int) (int, error) {
+			status, body, err := cl.do("POST", "/namespaces", map[string]any{"name": fmt.Sprintf("%s%d", prefix, i)})
+			if status == 201 {
+				var r struct {
+					Data struct{ ID string } `json:"data"`
+				}
+				_ = json.Unmarshal(body, &r)
+				ids[i] = r.Data.ID
+			}
+			return okIf(status, 201, err)
+		}
+		if o.cleanup {
+			after = func() error {
+				var made []string
+				for _, id := range ids {
+					if id != "" {
+						made = append(made, id)
+					}
+				}
+				r := measure(len(made), o.c, func(i int) (int, error) {
+					status, _, err := cl.do("DELETE", "/namespaces/"+url.PathEscape(made[i]), nil)
+					return okIf(status, 202, err)
+				})
+				if r.failed > 0 {
+					return fmt.Errorf("cleanup: %d of %d deletions failed; first: %v", r.failed, len(made), r.firstErr)
+				}
+				fmt.Fprintf(out, "cleanup: deleted %d Namespaces (prefix %s)\n", len(made), prefix)
+				return nil
+			}
+		}
+	default:
+		return fmt.Errorf("unknown -scenario %q (get-namespace or create-namespace)", o.scenario)
+	}
+
+	r := measure(o.n, o.c, op)
+	r.print(out, o)
+	if after != nil {
+		if err := after(); err != nil {
+			return err
+		}
+	}
+	if r.failed > 0 {
+		return fmt.Errorf("%d of %d requests failed; first: %v", r.failed, o.n, r.firstErr)
+	}
+	return nil
+}
+
+// loopback accepts only http URLs whose host is a loopback address.
+func loopback(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("-url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", errors.New("-url must be http:// or https://")
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", fmt.Errorf("-url host %q is not a loopback address; load only runs against a local occ", host)
+	}
+	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/"), nil
+}
+
+type client struct {
+	base, key string
+	http      *http.Client
+}
+
+func (c *client) do(method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+c.key)
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	return res.StatusCode, raw, err
+}
+
+func (c *client) firstNamespace() (string, error) {
+	status, body, err := c.do("GET", "/namespaces?pageSize=1", nil)
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	if status != 200 || json.Unmarshal(body, &r) != nil || len(r.Data) == 0 {
+		return "", fmt.Errorf("GET /namespaces: %d %s", status, body)
+	}
+	return r.Data[0].ID, nil
+}
+
+func okIf(status, want int, err error) (int, error) {
+	if err == nil && status != want {
+		err = fmt.Errorf("status %d, want %d", status, want)
+	}
+	return status, err
+}
+
+// result is one measured run.
+type result struct {
+	durs     []time.Duration // of the successful requests
+	failed   int
+	firstErr error
+	wall     time.Duration
+	statuses map[int]int
+}
+
+// measure runs op(0..n-1) on c workers and times each call.
+func measure(n, c int, op func(i int) (int, error)) result {
+	durs := make([]time.Duration, n)
+	errs := make([]error, n)
+	statuses := make([]int, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range min(c, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t := time.Now()
+				statuses[i], errs[i] = op(i)
+				durs[i] = time.Since(t)
+			}
+		})
+	}
+	wg.Wait()
+	r := result{wall: time.Since(start), statuses: map[int]int{}}
+	for i := range n {
+		r.statuses[statuses[i]]++
+		if errs[i] != nil {
+			r.failed++
+			if r.firstErr == nil {
+				r.firstErr = errs[i]
+			}
+			continue
+		}
+		r.durs = append(r.durs, durs[i])
+	}
+	slices.Sort(r.durs)
+	return r
+}
+
+func (r result) pct(p float64) time.Duration {
+	if len(r.durs) == 0 {
+		return 0
+	}
+	return r.durs[min(len(r.durs)-1, int(p*float64(len(r.durs))))]
+}
+
+func (r result) print(w io.Writer, o options) {
+	fmt.Fprintf(w, "scenario %s: %d requests, concurrency %d, %d failed, statuses %v\n", o.scenario, o.n, o.c, r.failed, r.statuses)
+	fmt.Fprintf(w, "latency p50 %v  p90 %v  p99 %v  max %v\n", us(r.pct(0.50)), us(r.pct(0.90)), us(r.pct(0.99)), us(r.pct(1)))
+	fmt.Fprintf(w, "throughput %.0f requests/s (%d in %v)\n", float64(len(r.durs))/r.wall.Seconds(), len(r.durs), r.wall.Round(time.Millisecond))
+}
+
+// us rounds a duration for display.
+func us(d time.Duration) time.Duration {
+	if d >= time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
