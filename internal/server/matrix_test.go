@@ -19,6 +19,7 @@ type route struct {
 	mode             string
 	perm             occ.Permission
 	requires         []occ.Permission // also needed by the example (no escalation)
+	item             string           // list routes: the fixture that must show up
 	op               *openapi3.Operation
 }
 
@@ -32,13 +33,16 @@ func routes(t *testing.T, spec *openapi3.T) []route {
 			}
 			b, _ := json.Marshal(raw)
 			var a struct {
-				Mode, Permission string
-				Requires         []string
+				Mode, Permission, Item string
+				Requires               []string
 			}
 			if err := json.Unmarshal(b, &a); err != nil {
 				t.Fatal(err)
 			}
-			r := route{method: method, path: path, id: op.OperationID, mode: a.Mode, op: op}
+			r := route{method: method, path: path, id: op.OperationID, mode: a.Mode, op: op, item: a.Item}
+			if r.item == "" {
+				r.item = "namespaceId"
+			}
 			for _, q := range a.Requires {
 				p, err := occ.ParsePermission(q)
 				if err != nil {
@@ -164,44 +168,74 @@ func TestPermissionMatrix(t *testing.T) {
 					with, _ := e.principal(grant{perms: append([]occ.Permission{r.perm}, r.requires...)})
 					expect("with permission", do(with), want)
 				case "exact":
-					perms := append([]occ.Permission{r.perm, nsRead}, r.requires...)
+					// The permission on the resource the path names; seeing it
+					// takes <kind>:read (and its Namespace's read).
+					read := occ.P(r.perm.Kind, occ.ActionRead)
+					perms := append([]occ.Permission{r.perm, read, nsRead}, r.requires...)
 					elsewhere, _ := e.principal(grant{perms: perms, namespace: other})
 					expect("principal of another namespace", do(elsewhere), 404)
 					denied := 403
-					if r.perm == nsRead {
+					if r.perm == read {
 						denied = 404 // cannot read: existence stays private
 					}
-					readOnly, _ := e.principal(grant{perms: []occ.Permission{nsRead}, namespace: target})
-					if r.perm == nsRead {
-						readOnly, _ = e.principal(grant{})
+					readOnly, _ := e.principal(grant{perms: []occ.Permission{read, nsRead}, namespace: target})
+					if r.perm == read {
+						readOnly, _ = e.principal(grant{perms: []occ.Permission{nsRead}, namespace: target})
+						if read == nsRead {
+							readOnly, _ = e.principal(grant{})
+						}
 					}
 					expect("without permission", do(readOnly), denied)
 					restricted, _ := e.principal(grant{perms: perms, namespace: target, restrict: []occ.Permission{r.perm}})
 					expect("restricted", do(restricted), denied)
 					with, _ := e.principal(grant{perms: perms, namespace: target})
 					expect("with permission", do(with), want)
+				case "collection":
+					// Create in a Namespace: checked on the collection; seeing the
+					// Namespace takes namespace:read.
+					perms := append([]occ.Permission{r.perm, nsRead}, r.requires...)
+					elsewhere, _ := e.principal(grant{perms: perms, namespace: other})
+					expect("principal of another namespace", do(elsewhere), 404)
+					readOnly, _ := e.principal(grant{perms: []occ.Permission{nsRead}, namespace: target})
+					expect("without permission", do(readOnly), 403)
+					restricted, _ := e.principal(grant{perms: perms, namespace: target, restrict: []occ.Permission{r.perm}})
+					expect("restricted", do(restricted), 403)
+					with, _ := e.principal(grant{perms: perms, namespace: target})
+					expect("with permission", do(with), want)
 				case "list":
+					// Items are filtered by the permission, never refused; a list
+					// inside a Namespace first needs that Namespace's read.
+					itemID := fx.get(r.item)
 					visible := func(key string) bool {
 						got := do(key)
 						expect("list", got, want)
 						for _, it := range got.list() {
-							if it.(map[string]any)["id"] == target {
+							if it.(map[string]any)["id"] == itemID {
 								return true
 							}
 						}
 						return false
 					}
-					none, _ := e.principal(grant{})
-					elsewhere, _ := e.principal(grant{perms: []occ.Permission{r.perm}, namespace: other})
-					restricted, _ := e.principal(grant{perms: []occ.Permission{r.perm}, namespace: target, restrict: []occ.Permission{r.perm}})
-					with, _ := e.principal(grant{perms: []occ.Permission{r.perm}, namespace: target})
-					for who, key := range map[string]string{"without permission": none, "principal of another namespace": elsewhere, "restricted": restricted} {
+					base := []occ.Permission{}
+					if scope != "" {
+						base = []occ.Permission{nsRead}
+					}
+					none, _ := e.principal(grant{perms: base, namespace: target})
+					elsewhere, _ := e.principal(grant{perms: append([]occ.Permission{r.perm}, base...), namespace: other})
+					restricted, _ := e.principal(grant{perms: append([]occ.Permission{r.perm}, base...), namespace: target, restrict: []occ.Permission{r.perm}})
+					with, _ := e.principal(grant{perms: append([]occ.Permission{r.perm}, base...), namespace: target})
+					if scope != "" {
+						expect("principal of another namespace", do(elsewhere), 404)
+					} else if visible(elsewhere) {
+						t.Fatalf("a principal of another namespace sees %s", itemID)
+					}
+					for who, key := range map[string]string{"without permission": none, "restricted": restricted} {
 						if visible(key) {
-							t.Fatalf("%s sees %s in the list", who, target)
+							t.Fatalf("%s sees %s in the list", who, itemID)
 						}
 					}
 					if !visible(with) {
-						t.Fatalf("principal with %s does not see %s", r.perm, target)
+						t.Fatalf("principal with %s does not see %s", r.perm, itemID)
 					}
 				default:
 					t.Fatalf("unknown x-occ-authz mode %q", r.mode)
