@@ -69,3 +69,35 @@ func (a *App) seeNamespace(nsID string) *visibility {
 	return &visibility{perm: occ.P(occ.KindNamespace, occ.ActionRead), res: namespaceRef(nsID),
 		exists: func(ctx context.Context) error { _, err := a.st.GetNamespace(ctx, nsID); return err }}
 }
+
+// seeExact makes <kind>:read on the resource itself the visibility test, for
+// operations on one Namespace-owned resource; exists loads it (so a caller
+// who may read a missing resource still gets 404, not 403).
+func seeExact(res occ.ResourceRef, exists func(context.Context) error) *visibility {
+	return &visibility{perm: occ.P(res.Kind, occ.ActionRead), res: res, exists: exists}
+}
+
+// requireNamespaceRead gates a list inside a Namespace: the caller must see
+// the Namespace (404 otherwise), and the Namespace must exist.
+func (a *App) requireNamespaceRead(ctx context.Context, c occ.Caller, nsID, action string) error {
+	if err := a.require(ctx, c, occ.P(occ.KindNamespace, occ.ActionRead), namespaceRef(nsID), action, a.seeNamespace(nsID)); err != nil {
+		return err
+	}
+	_, err := a.st.GetNamespace(ctx, nsID)
+	return notFoundOr(err)
+}
+
+// requireReadyNamespace answers 409 NAMESPACE_NOT_READY unless the Namespace
+// is ready (and 404 when it is gone).
+func (a *App) requireReadyNamespace(ctx context.Context, q interface {
+	GetNamespace(context.Context, string) (occ.Namespace, error)
+}, nsID string) error {
+	ns, err := q.GetNamespace(ctx, nsID)
+	if err != nil {
+		return notFoundOr(err)
+	}
+	if ns.Status != occ.NamespaceReady {
+		return occ.E(occ.CodeNamespaceNotReady, "The Namespace is not ready.")
+	}
+	return nil
+}
