@@ -65,6 +65,36 @@ func (e AuditEventOutcome) Valid() bool {
 	}
 }
 
+// Defines values for ConfigurationKind.
+const (
+	ConfigurationKindAgent ConfigurationKind = "agent"
+)
+
+// Valid indicates whether the value is a known member of the ConfigurationKind enum.
+func (e ConfigurationKind) Valid() bool {
+	switch e {
+	case ConfigurationKindAgent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConfigurationCreateKind.
+const (
+	ConfigurationCreateKindAgent ConfigurationCreateKind = "agent"
+)
+
+// Valid indicates whether the value is a known member of the ConfigurationCreateKind enum.
+func (e ConfigurationCreateKind) Valid() bool {
+	switch e {
+	case ConfigurationCreateKindAgent:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorDetailCode.
 const (
 	INVALIDFORMAT ErrorDetailCode = "INVALID_FORMAT"
@@ -158,6 +188,51 @@ func (e PrincipalKind) Valid() bool {
 	case Human:
 		return true
 	case Service:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReadErrorCode.
+const (
+	SAVEDCONFIGURATIONUNREADABLE ReadErrorCode = "SAVED_CONFIGURATION_UNREADABLE"
+)
+
+// Valid indicates whether the value is a known member of the ReadErrorCode enum.
+func (e ReadErrorCode) Valid() bool {
+	switch e {
+	case SAVEDCONFIGURATIONUNREADABLE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SecretBindingDelivery.
+const (
+	Env SecretBindingDelivery = "env"
+)
+
+// Valid indicates whether the value is a known member of the SecretBindingDelivery enum.
+func (e SecretBindingDelivery) Valid() bool {
+	switch e {
+	case Env:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SecretRefKind.
+const (
+	SecretRefKindSecret SecretRefKind = "secret"
+)
+
+// Valid indicates whether the value is a known member of the SecretRefKind enum.
+func (e SecretRefKind) Valid() bool {
+	switch e {
+	case SecretRefKindSecret:
 		return true
 	default:
 		return false
@@ -360,6 +435,69 @@ type BindingList struct {
 	Meta ListMeta  `json:"meta"`
 }
 
+// Configuration defines model for Configuration.
+type Configuration struct {
+	ConfigurationReadError *ReadError        `json:"configurationReadError,omitempty"`
+	CreatedAt              Timestamp         `json:"createdAt"`
+	Etag                   string            `json:"etag"`
+	Generation             int64             `json:"generation"`
+	Id                     string            `json:"id"`
+	Kind                   ConfigurationKind `json:"kind"`
+	Name                   string            `json:"name"`
+	NamespaceId            NamespaceId       `json:"namespaceId"`
+
+	// SecretBindings Environment variable name → the Secret delivered there.
+	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
+	UpdatedAt      Timestamp       `json:"updatedAt"`
+
+	// Values A native OpenClaw configuration document (JSON object).
+	Values *ConfigurationDocument `json:"values,omitempty"`
+}
+
+// ConfigurationKind defines model for Configuration.Kind.
+type ConfigurationKind string
+
+// ConfigurationCreate Example: {"kind":"agent","name":"support-bot","values":{"agents":{"defaults":{"model":"openai/gpt-5"}}}}
+type ConfigurationCreate struct {
+	Kind ConfigurationCreateKind `json:"kind"`
+	Name Name                    `json:"name"`
+
+	// SecretBindings Environment variable name → the Secret delivered there.
+	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
+
+	// Values A native OpenClaw configuration document (JSON object).
+	Values ConfigurationDocument `json:"values"`
+}
+
+// ConfigurationCreateKind defines model for ConfigurationCreate.Kind.
+type ConfigurationCreateKind string
+
+// ConfigurationDocument A native OpenClaw configuration document (JSON object).
+type ConfigurationDocument map[string]interface{}
+
+// ConfigurationEnvelope defines model for ConfigurationEnvelope.
+type ConfigurationEnvelope struct {
+	Data Configuration `json:"data"`
+	Meta Meta          `json:"meta"`
+}
+
+// ConfigurationList defines model for ConfigurationList.
+type ConfigurationList struct {
+	Data []Configuration `json:"data"`
+	Meta ListMeta        `json:"meta"`
+}
+
+// ConfigurationPatch Example: {"values":{"agents":{"defaults":{"model":"anthropic/claude-sonnet-4"}}}}
+type ConfigurationPatch struct {
+	Name *Name `json:"name,omitempty"`
+
+	// SecretBindings Environment variable name → the Secret delivered there.
+	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
+
+	// Values A native OpenClaw configuration document (JSON object).
+	Values *ConfigurationDocument `json:"values,omitempty"`
+}
+
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
 	Error struct {
@@ -486,6 +624,15 @@ type PrincipalList struct {
 	Meta ListMeta    `json:"meta"`
 }
 
+// ReadError defines model for ReadError.
+type ReadError struct {
+	Code  ReadErrorCode `json:"code"`
+	Field string        `json:"field"`
+}
+
+// ReadErrorCode defines model for ReadError.Code.
+type ReadErrorCode string
+
 // Restriction defines model for Restriction.
 type Restriction struct {
 	CreatedAt   Timestamp                 `json:"createdAt"`
@@ -543,6 +690,28 @@ type RoleList struct {
 	Data []Role   `json:"data"`
 	Meta ListMeta `json:"meta"`
 }
+
+// SecretBinding defines model for SecretBinding.
+type SecretBinding struct {
+	Delivery *SecretBindingDelivery `json:"delivery,omitempty"`
+	Source   SecretRef              `json:"source"`
+}
+
+// SecretBindingDelivery defines model for SecretBinding.Delivery.
+type SecretBindingDelivery string
+
+// SecretBindings Environment variable name → the Secret delivered there.
+type SecretBindings map[string]SecretBinding
+
+// SecretRef defines model for SecretRef.
+type SecretRef struct {
+	Id          string        `json:"id"`
+	Kind        SecretRefKind `json:"kind"`
+	NamespaceId NamespaceId   `json:"namespaceId"`
+}
+
+// SecretRefKind defines model for SecretRef.Kind.
+type SecretRefKind string
 
 // ServiceKey defines model for ServiceKey.
 type ServiceKey struct {
@@ -632,6 +801,9 @@ type Version struct {
 
 // BindingId defines model for BindingId.
 type BindingId = string
+
+// ConfigurationId defines model for ConfigurationId.
+type ConfigurationId = string
 
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
@@ -784,6 +956,28 @@ type ListNamespaceAuditEventsParamsKind string
 // ListNamespaceAuditEventsParamsOutcome defines parameters for ListNamespaceAuditEvents.
 type ListNamespaceAuditEventsParamsOutcome string
 
+// ListConfigurationsParams defines parameters for ListConfigurations.
+type ListConfigurationsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateConfigurationParams defines parameters for CreateConfiguration.
+type CreateConfigurationParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteConfigurationParams defines parameters for DeleteConfiguration.
+type DeleteConfigurationParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// UpdateConfigurationParams defines parameters for UpdateConfiguration.
+type UpdateConfigurationParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // ListNamespaceBindingsParams defines parameters for ListNamespaceBindings.
 type ListNamespaceBindingsParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
@@ -846,6 +1040,12 @@ type CreateNamespaceJSONRequestBody = NamespaceCreate
 
 // UpdateNamespaceJSONRequestBody defines body for UpdateNamespace for application/json ContentType.
 type UpdateNamespaceJSONRequestBody = NamespacePatch
+
+// CreateConfigurationJSONRequestBody defines body for CreateConfiguration for application/json ContentType.
+type CreateConfigurationJSONRequestBody = ConfigurationCreate
+
+// UpdateConfigurationJSONRequestBody defines body for UpdateConfiguration for application/json ContentType.
+type UpdateConfigurationJSONRequestBody = ConfigurationPatch
 
 // CreateNamespaceBindingJSONRequestBody defines body for CreateNamespaceBinding for application/json ContentType.
 type CreateNamespaceBindingJSONRequestBody = BindingCreate
@@ -969,6 +1169,21 @@ type ServerInterface interface {
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceAuditEventsParams)
+	// ListConfigurations List the Namespace's Configurations the caller may read
+	// (GET /namespaces/{namespaceId}/configurations)
+	ListConfigurations(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListConfigurationsParams)
+	// CreateConfiguration Create a Configuration (a native OpenClaw configuration document)
+	// (POST /namespaces/{namespaceId}/configurations)
+	CreateConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateConfigurationParams)
+	// DeleteConfiguration Delete a Configuration no Agent references
+	// (DELETE /namespaces/{namespaceId}/configurations/{configurationId})
+	DeleteConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, configurationId ConfigurationId, params DeleteConfigurationParams)
+	// GetConfiguration Get a Configuration
+	// (GET /namespaces/{namespaceId}/configurations/{configurationId})
+	GetConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, configurationId ConfigurationId)
+	// UpdateConfiguration Merge-patch the document (RFC 7386), rename, or replace the bindings; increments generation
+	// (PATCH /namespaces/{namespaceId}/configurations/{configurationId})
+	UpdateConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, configurationId ConfigurationId, params UpdateConfigurationParams)
 	// ListNamespaceBindings List namespace bindings
 	// (GET /namespaces/{namespaceId}/iam/bindings)
 	ListNamespaceBindings(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceBindingsParams)
@@ -2410,6 +2625,264 @@ func (siw *ServerInterfaceWrapper) ListNamespaceAuditEvents(w http.ResponseWrite
 	handler.ServeHTTP(w, r)
 }
 
+// ListConfigurations operation middleware
+func (siw *ServerInterfaceWrapper) ListConfigurations(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListConfigurationsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListConfigurations(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateConfiguration operation middleware
+func (siw *ServerInterfaceWrapper) CreateConfiguration(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateConfigurationParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateConfiguration(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteConfiguration operation middleware
+func (siw *ServerInterfaceWrapper) DeleteConfiguration(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "configurationId" -------------
+	var configurationId ConfigurationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "configurationId", r.PathValue("configurationId"), &configurationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "configurationId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteConfigurationParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteConfiguration(w, r, namespaceId, configurationId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetConfiguration operation middleware
+func (siw *ServerInterfaceWrapper) GetConfiguration(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "configurationId" -------------
+	var configurationId ConfigurationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "configurationId", r.PathValue("configurationId"), &configurationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "configurationId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetConfiguration(w, r, namespaceId, configurationId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateConfiguration operation middleware
+func (siw *ServerInterfaceWrapper) UpdateConfiguration(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "configurationId" -------------
+	var configurationId ConfigurationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "configurationId", r.PathValue("configurationId"), &configurationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "configurationId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateConfigurationParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateConfiguration(w, r, namespaceId, configurationId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListNamespaceBindings operation middleware
 func (siw *ServerInterfaceWrapper) ListNamespaceBindings(w http.ResponseWriter, r *http.Request) {
 
@@ -3149,6 +3622,11 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/auth/sign-in", wrapper.SignIn)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/auth/sign-out", wrapper.SignOut)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/auth/session", wrapper.GetSession)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/configurations", wrapper.ListConfigurations)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/configurations", wrapper.CreateConfiguration)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/configurations/{configurationId}", wrapper.DeleteConfiguration)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/configurations/{configurationId}", wrapper.GetConfiguration)
+	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/configurations/{configurationId}", wrapper.UpdateConfiguration)
 
 	return m
 }
@@ -4623,6 +5101,234 @@ func (response ListNamespaceAuditEventsdefaultJSONResponse) VisitListNamespaceAu
 	return err
 }
 
+type ListConfigurationsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListConfigurationsParams
+}
+
+type ListConfigurationsResponseObject interface {
+	VisitListConfigurationsResponse(w http.ResponseWriter) error
+}
+
+type ListConfigurations200JSONResponse ConfigurationList
+
+func (response ListConfigurations200JSONResponse) VisitListConfigurationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListConfigurationsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListConfigurationsdefaultJSONResponse) VisitListConfigurationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConfigurationRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreateConfigurationParams
+	Body        *CreateConfigurationJSONRequestBody
+}
+
+type CreateConfigurationResponseObject interface {
+	VisitCreateConfigurationResponse(w http.ResponseWriter) error
+}
+
+type CreateConfiguration201ResponseHeaders struct {
+	ETag *string
+}
+
+type CreateConfiguration201JSONResponse struct {
+	Body    ConfigurationEnvelope
+	Headers CreateConfiguration201ResponseHeaders
+}
+
+func (response CreateConfiguration201JSONResponse) VisitCreateConfigurationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateConfigurationdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateConfigurationdefaultJSONResponse) VisitCreateConfigurationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteConfigurationRequestObject struct {
+	NamespaceId     NamespaceId     `json:"namespaceId"`
+	ConfigurationId ConfigurationId `json:"configurationId"`
+	Params          DeleteConfigurationParams
+}
+
+type DeleteConfigurationResponseObject interface {
+	VisitDeleteConfigurationResponse(w http.ResponseWriter) error
+}
+
+type DeleteConfiguration204Response struct {
+}
+
+func (response DeleteConfiguration204Response) VisitDeleteConfigurationResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteConfigurationdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteConfigurationdefaultJSONResponse) VisitDeleteConfigurationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConfigurationRequestObject struct {
+	NamespaceId     NamespaceId     `json:"namespaceId"`
+	ConfigurationId ConfigurationId `json:"configurationId"`
+}
+
+type GetConfigurationResponseObject interface {
+	VisitGetConfigurationResponse(w http.ResponseWriter) error
+}
+
+type GetConfiguration200ResponseHeaders struct {
+	ETag *string
+}
+
+type GetConfiguration200JSONResponse struct {
+	Body    ConfigurationEnvelope
+	Headers GetConfiguration200ResponseHeaders
+}
+
+func (response GetConfiguration200JSONResponse) VisitGetConfigurationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetConfigurationdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetConfigurationdefaultJSONResponse) VisitGetConfigurationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateConfigurationRequestObject struct {
+	NamespaceId     NamespaceId     `json:"namespaceId"`
+	ConfigurationId ConfigurationId `json:"configurationId"`
+	Params          UpdateConfigurationParams
+	Body            *UpdateConfigurationJSONRequestBody
+}
+
+type UpdateConfigurationResponseObject interface {
+	VisitUpdateConfigurationResponse(w http.ResponseWriter) error
+}
+
+type UpdateConfiguration200ResponseHeaders struct {
+	ETag *string
+}
+
+type UpdateConfiguration200JSONResponse struct {
+	Body    ConfigurationEnvelope
+	Headers UpdateConfiguration200ResponseHeaders
+}
+
+func (response UpdateConfiguration200JSONResponse) VisitUpdateConfigurationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateConfigurationdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response UpdateConfigurationdefaultJSONResponse) VisitUpdateConfigurationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListNamespaceBindingsRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	Params      ListNamespaceBindingsParams
@@ -5315,6 +6021,21 @@ type StrictServerInterface interface {
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(ctx context.Context, request ListNamespaceAuditEventsRequestObject) (ListNamespaceAuditEventsResponseObject, error)
+	// ListConfigurations List the Namespace's Configurations the caller may read
+	// (GET /namespaces/{namespaceId}/configurations)
+	ListConfigurations(ctx context.Context, request ListConfigurationsRequestObject) (ListConfigurationsResponseObject, error)
+	// CreateConfiguration Create a Configuration (a native OpenClaw configuration document)
+	// (POST /namespaces/{namespaceId}/configurations)
+	CreateConfiguration(ctx context.Context, request CreateConfigurationRequestObject) (CreateConfigurationResponseObject, error)
+	// DeleteConfiguration Delete a Configuration no Agent references
+	// (DELETE /namespaces/{namespaceId}/configurations/{configurationId})
+	DeleteConfiguration(ctx context.Context, request DeleteConfigurationRequestObject) (DeleteConfigurationResponseObject, error)
+	// GetConfiguration Get a Configuration
+	// (GET /namespaces/{namespaceId}/configurations/{configurationId})
+	GetConfiguration(ctx context.Context, request GetConfigurationRequestObject) (GetConfigurationResponseObject, error)
+	// UpdateConfiguration Merge-patch the document (RFC 7386), rename, or replace the bindings; increments generation
+	// (PATCH /namespaces/{namespaceId}/configurations/{configurationId})
+	UpdateConfiguration(ctx context.Context, request UpdateConfigurationRequestObject) (UpdateConfigurationResponseObject, error)
 	// ListNamespaceBindings List namespace bindings
 	// (GET /namespaces/{namespaceId}/iam/bindings)
 	ListNamespaceBindings(ctx context.Context, request ListNamespaceBindingsRequestObject) (ListNamespaceBindingsResponseObject, error)
@@ -6408,6 +7129,157 @@ func (sh *strictHandler) ListNamespaceAuditEvents(w http.ResponseWriter, r *http
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListNamespaceAuditEventsResponseObject); ok {
 		if err := validResponse.VisitListNamespaceAuditEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListConfigurations operation middleware
+func (sh *strictHandler) ListConfigurations(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListConfigurationsParams) {
+	var request ListConfigurationsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListConfigurations(ctx, request.(ListConfigurationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListConfigurations")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListConfigurationsResponseObject); ok {
+		if err := validResponse.VisitListConfigurationsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateConfiguration operation middleware
+func (sh *strictHandler) CreateConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateConfigurationParams) {
+	var request CreateConfigurationRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	var body CreateConfigurationJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateConfiguration(ctx, request.(CreateConfigurationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateConfiguration")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateConfigurationResponseObject); ok {
+		if err := validResponse.VisitCreateConfigurationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteConfiguration operation middleware
+func (sh *strictHandler) DeleteConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, configurationId ConfigurationId, params DeleteConfigurationParams) {
+	var request DeleteConfigurationRequestObject
+
+	request.NamespaceId = namespaceId
+	request.ConfigurationId = configurationId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteConfiguration(ctx, request.(DeleteConfigurationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteConfiguration")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteConfigurationResponseObject); ok {
+		if err := validResponse.VisitDeleteConfigurationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetConfiguration operation middleware
+func (sh *strictHandler) GetConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, configurationId ConfigurationId) {
+	var request GetConfigurationRequestObject
+
+	request.NamespaceId = namespaceId
+	request.ConfigurationId = configurationId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetConfiguration(ctx, request.(GetConfigurationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetConfiguration")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetConfigurationResponseObject); ok {
+		if err := validResponse.VisitGetConfigurationResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateConfiguration operation middleware
+func (sh *strictHandler) UpdateConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, configurationId ConfigurationId, params UpdateConfigurationParams) {
+	var request UpdateConfigurationRequestObject
+
+	request.NamespaceId = namespaceId
+	request.ConfigurationId = configurationId
+	request.Params = params
+
+	var body UpdateConfigurationJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateConfiguration(ctx, request.(UpdateConfigurationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateConfiguration")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateConfigurationResponseObject); ok {
+		if err := validResponse.VisitUpdateConfigurationResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
