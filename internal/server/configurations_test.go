@@ -1,0 +1,113 @@
+package server_test
+
+import (
+	"testing"
+
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+func TestConfigurations(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		e := boot(t, url, nil)
+		ns := e.createNamespace("cfg")
+		base := "/namespaces/" + ns + "/configurations"
+		doc := map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": "openai/gpt-5", "thinking": "low"}},
+			"channels": map[string]any{"slack": map[string]any{"enabled": true}}}
+
+		r := e.call("POST", base, e.admin, map[string]any{"name": "support", "kind": "agent", "values": doc})
+		if r.Status != 201 || r.data()["generation"] != float64(1) || r.Header.Get("ETag") != `"1"` {
+			t.Fatalf("create = %d %v", r.Status, r.Body)
+		}
+		id := r.data()["id"].(string)
+		if toJSON(r.data()["values"]) != toJSON(doc) {
+			t.Fatalf("stored document %v, want %v", r.data()["values"], doc)
+		}
+
+		// Merge patch: change one leaf, delete one, add one; generation +1.
+		patch := map[string]any{"values": map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": "anthropic/claude", "thinking": nil}},
+			"tools": map[string]any{"web": true}}}
+		r = e.call("PATCH", base+"/"+id, e.admin, patch, "If-Match", `"1"`)
+		want := map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": "anthropic/claude"}},
+			"channels": map[string]any{"slack": map[string]any{"enabled": true}}, "tools": map[string]any{"web": true}}
+		if r.Status != 200 || r.data()["generation"] != float64(2) || toJSON(r.data()["values"]) != toJSON(want) {
+			t.Fatalf("patch = %d %v", r.Status, r.Body)
+		}
+		if r := e.call("PATCH", base+"/"+id, e.admin, map[string]any{"name": "x"}, "If-Match", `"1"`); r.Status != 412 {
+			t.Fatalf("stale If-Match = %d", r.Status)
+		}
+		if r := e.call("PATCH", base+"/"+id, e.admin, map[string]any{}); r.Status != 400 {
+			t.Fatalf("empty patch = %d", r.Status)
+		}
+
+		// Bad input: 400 and nothing kept.
+		for name, body := range map[string]any{
+			"values not an object":  map[string]any{"name": "b1", "kind": "agent", "values": []any{1}},
+			"unknown kind":          map[string]any{"name": "b2", "kind": "robot", "values": map[string]any{}},
+			"forbidden key":         `{"name":"b3","kind":"agent","values":{"constructor":1}}`,
+			"reserved destination":  map[string]any{"name": "b4", "kind": "agent", "values": map[string]any{}, "secretBindings": map[string]any{"OPENAI_API_KEY": binding(ns)}},
+			"bad variable name":     map[string]any{"name": "b5", "kind": "agent", "values": map[string]any{}, "secretBindings": map[string]any{"1BAD": binding(ns)}},
+			"secret of another ns":  map[string]any{"name": "b6", "kind": "agent", "values": map[string]any{}, "secretBindings": map[string]any{"SLACK_BOT_TOKEN": binding("ns_00000000-0000-4000-8000-000000000000")}},
+			"missing secret":        map[string]any{"name": "b7", "kind": "agent", "values": map[string]any{}, "secretBindings": map[string]any{"SLACK_BOT_TOKEN": binding(ns)}},
+			"too deep":              `{"name":"b8","kind":"agent","values":` + deep(30) + `}`,
+			"id supplied by caller": map[string]any{"id": "cfg_x", "name": "b9", "kind": "agent", "values": map[string]any{}},
+		} {
+			if r := e.call("POST", base, e.admin, body); r.Status != 400 || r.code() != "INVALID_REQUEST" {
+				t.Errorf("%s: %d %v", name, r.Status, r.Body)
+			}
+		}
+		if l := e.call("GET", base, e.admin, nil).list(); len(l) != 1 {
+			t.Fatalf("%d configurations after rejected creates, want 1", len(l))
+		}
+
+		// Unreadable saved settings: metadata still listed, the document omitted and named.
+		if _, err := e.m.Store().DB().Exec(`UPDATE configurations SET doc_values = '{"truncated'  WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		r = e.call("GET", base+"/"+id, e.admin, nil)
+		re, _ := r.data()["configurationReadError"].(map[string]any)
+		if r.Status != 200 || r.data()["values"] != nil || re["code"] != "SAVED_CONFIGURATION_UNREADABLE" || re["field"] != "values" || r.data()["name"] != "support" {
+			t.Fatalf("unreadable get = %d %v", r.Status, r.Body)
+		}
+		if l := e.call("GET", base, e.admin, nil).list(); len(l) != 1 || l[0].(map[string]any)["configurationReadError"] == nil {
+			t.Fatalf("unreadable list = %v", l)
+		}
+		if r := e.call("PATCH", base+"/"+id, e.admin, map[string]any{"values": map[string]any{"a": 1}}); r.Status != 409 {
+			t.Fatalf("patch of an unreadable document = %d", r.Status)
+		}
+		if _, err := e.m.Store().DB().Exec(`UPDATE configurations SET doc_values = '{}', schema_version = 99 WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.call("GET", base+"/"+id, e.admin, nil); r.data()["configurationReadError"] == nil || r.data()["values"] != nil {
+			t.Fatalf("newer schema version = %v", r.Body)
+		}
+
+		// Delete: 204, then 404; the name is free again.
+		if r := e.call("DELETE", base+"/"+id, e.admin, nil); r.Status != 204 {
+			t.Fatalf("delete = %d %v", r.Status, r.Body)
+		}
+		if r := e.call("GET", base+"/"+id, e.admin, nil); r.Status != 404 {
+			t.Fatalf("after delete = %d", r.Status)
+		}
+		if r := e.call("POST", base, e.admin, map[string]any{"name": "support", "kind": "agent", "values": map[string]any{}}); r.Status != 201 {
+			t.Fatalf("name reuse after delete = %d", r.Status)
+		}
+		// Same Configuration ID under another Namespace is 404.
+		other := e.createNamespace("cfg-other")
+		id2 := e.call("GET", base, e.admin, nil).list()[0].(map[string]any)["id"].(string)
+		if r := e.call("GET", "/namespaces/"+other+"/configurations/"+id2, e.admin, nil); r.Status != 404 {
+			t.Fatalf("configuration through another namespace = %d", r.Status)
+		}
+	})
+}
+
+func binding(ns string) map[string]any {
+	return map[string]any{"source": map[string]any{"kind": "secret", "namespaceId": ns, "id": "sec_00000000-0000-4000-8000-000000000000"}}
+}
+
+func deep(n int) string {
+	s := "1"
+	for i := 0; i < n; i++ {
+		s = `{"a":` + s + `}`
+	}
+	return s
+}
