@@ -74,10 +74,37 @@ type Owned struct {
 	ID   string
 }
 
+// ownedKinds are the resources that block a Namespace's deletion: one
+// query per kind returning the IDs the Namespace owns. A new Namespace-owned
+// resource adds its line here.
+var ownedKinds = []struct{ kind, query string }{
+	{"service_principal", `SELECT id FROM principals WHERE namespace_id = $1 AND agent_id IS NULL ORDER BY id LIMIT 100`},
+	{"configuration", `SELECT id FROM configurations WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
+}
+
 // NamespaceOwned lists what blocks a Namespace's deletion, interleaved by
-// kind (one of each kind in turn) and capped at 100 rows.
+// kind (one of each kind in turn).
 func (q Q) NamespaceOwned(ctx context.Context, namespaceID string) ([]Owned, error) {
-	rs, err := q.q.QueryContext(ctx, `SELECT 'service_principal', id FROM principals WHERE namespace_id = $1 AND agent_id IS NULL
-		ORDER BY 2 LIMIT 100`, namespaceID)
-	return collect(rs, err, func(r rowScanner) (Owned, error) { var o Owned; return o, r.Scan(&o.Kind, &o.ID) })
+	var byKind [][]Owned
+	for _, k := range ownedKinds {
+		rs, err := q.q.QueryContext(ctx, k.query, namespaceID)
+		ids, err := collect(rs, err, func(r rowScanner) (Owned, error) { o := Owned{Kind: k.kind}; return o, r.Scan(&o.ID) })
+		if err != nil {
+			return nil, err
+		}
+		byKind = append(byKind, ids)
+	}
+	var out []Owned
+	for i := 0; ; i++ {
+		added := false
+		for _, ids := range byKind {
+			if i < len(ids) {
+				out = append(out, ids[i])
+				added = true
+			}
+		}
+		if !added {
+			return out, nil
+		}
+	}
 }
