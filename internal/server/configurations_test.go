@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -110,4 +111,24 @@ func deep(n int) string {
 		s = `{"a":` + s + `}`
 	}
 	return s
+}
+
+func TestNamespaceWithConfigurationsCannotBeDeleted(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	ns := e.createNamespace("busy")
+	var ids []string
+	for _, n := range []string{"a", "b", "c"} {
+		ids = append(ids, e.call("POST", "/namespaces/"+ns+"/configurations", e.admin, map[string]any{"name": n, "kind": "agent", "values": map[string]any{}}).data()["id"].(string))
+	}
+	r := e.call("DELETE", "/namespaces/"+ns, e.admin, nil)
+	msg, _ := r.Body["error"].(map[string]any)["message"].(string)
+	if r.Status != 409 || r.code() != "NAMESPACE_NOT_EMPTY" || !strings.Contains(msg, "configuration cfg_") {
+		t.Fatalf("delete with configurations = %d %v", r.Status, r.Body)
+	}
+	for _, id := range ids {
+		e.call("DELETE", "/namespaces/"+ns+"/configurations/"+id, e.admin, nil)
+	}
+	if r := e.call("DELETE", "/namespaces/"+ns, e.admin, nil); r.Status != 202 {
+		t.Fatalf("delete once empty = %d %v", r.Status, r.Body)
+	}
 }
