@@ -11,9 +11,12 @@
 //	                  -warmup unmeasured requests.
 //	create-namespace  POST /namespaces with a new name each time (201 in
 //	                  provisioning; the worker's preparation runs alongside, as
-//	                  in production). With -cleanup (default) the Namespaces
-//	                  made are deleted afterwards, unmeasured; deleted names stay
-//	                  reserved, so every run uses fresh names.
+//	                  in production). With -wait (default) it then waits until
+//	                  the worker made them all ready and reports how long that
+//	                  took; with -cleanup (default) it deletes them afterwards,
+//	                  unmeasured, and with -wait waits until they are gone, so
+//	                  the next run starts with an idle worker. Deleted names
+//	                  stay reserved, so every run uses fresh names.
 //
 // It refuses URLs that are not loopback: it is a tool for a private
 // installation, never for someone else's server.
@@ -49,8 +52,8 @@ func main() {
 type options struct {
 	url, keyFile, scenario, namespace string
 	n, c, warmup                      int
-	cleanup                           bool
-	timeout                           time.Duration
+	cleanup, wait                     bool
+	timeout, waitTimeout              time.Duration
 }
 
 const maxRequests = 1_000_000
@@ -66,6 +69,8 @@ func run(args []string, out io.Writer) error {
 	fs.IntVar(&o.warmup, "warmup", 100, "unmeasured requests first (get-namespace only)")
 	fs.StringVar(&o.namespace, "namespace", "", "Namespace ID for get-namespace (default: the first listed)")
 	fs.BoolVar(&o.cleanup, "cleanup", true, "delete the Namespaces create-namespace made (unmeasured)")
+	fs.BoolVar(&o.wait, "wait", true, "create-namespace: wait for the worker (ready, then gone after cleanup)")
+	fs.DurationVar(&o.waitTimeout, "wait-timeout", 10*time.Minute, "longest -wait")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of one request")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -128,14 +133,21 @@ func run(args []string, out io.Writer) error {
 			}
 			return okIf(status, 201, err)
 		}
-		if o.cleanup {
-			after = func() error {
-				var made []string
-				for _, id := range ids {
-					if id != "" {
-						made = append(made, id)
-					}
+		after = func() error {
+			var made []string
+			for _, id := range ids {
+				if id != "" {
+					made = append(made, id)
 				}
+			}
+			if o.wait {
+				took, err := cl.waitFor(made, "ready", o.waitTimeout)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "worker: all %d ready %v after the last 201\n", len(made), took.Round(time.Millisecond))
+			}
+			if o.cleanup {
 				r := measure(len(made), o.c, func(i int) (int, error) {
 					status, _, err := cl.do("DELETE", "/namespaces/"+url.PathEscape(made[i]), nil)
 					return okIf(status, 202, err)
@@ -143,9 +155,16 @@ func run(args []string, out io.Writer) error {
 				if r.failed > 0 {
 					return fmt.Errorf("cleanup: %d of %d deletions failed; first: %v", r.failed, len(made), r.firstErr)
 				}
-				fmt.Fprintf(out, "cleanup: deleted %d Namespaces (prefix %s)\n", len(made), prefix)
-				return nil
+				fmt.Fprintf(out, "cleanup: deleting %d Namespaces (prefix %s)\n", len(made), prefix)
+				if o.wait {
+					took, err := cl.waitFor(made, "gone", o.waitTimeout)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(out, "worker: all %d gone %v after the last 202\n", len(made), took.Round(time.Millisecond))
+				}
 			}
+			return nil
 		}
 	default:
 		return fmt.Errorf("unknown -scenario %q (get-namespace or create-namespace)", o.scenario)
@@ -224,6 +243,66 @@ func (c *client) firstNamespace() (string, error) {
 		return "", fmt.Errorf("GET /namespaces: %d %s", status, body)
 	}
 	return r.Data[0].ID, nil
+}
+
+// statuses lists every Namespace (all pages) by ID.
+func (c *client) statuses() (map[string]string, error) {
+	out := map[string]string{}
+	path := "/namespaces?pageSize=1000"
+	for {
+		status, body, err := c.do("GET", path, nil)
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			Data []struct{ ID, Status string } `json:"data"`
+			Meta struct {
+				NextPageToken string `json:"nextPageToken"`
+			} `json:"meta"`
+		}
+		if status != 200 || json.Unmarshal(body, &r) != nil {
+			return nil, fmt.Errorf("GET /namespaces: %d %.200s", status, body)
+		}
+		for _, ns := range r.Data {
+			out[ns.ID] = ns.Status
+		}
+		if r.Meta.NextPageToken == "" {
+			return out, nil
+		}
+		path = "/namespaces?pageSize=1000&pageToken=" + url.QueryEscape(r.Meta.NextPageToken)
+	}
+}
+
+// waitFor polls the list until every ID has the status ("gone" = not
+// listed), and returns how long that took.
+func (c *client) waitFor(ids []string, want string, limit time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for {
+		all, err := c.statuses()
+		if err != nil {
+			return 0, err
+		}
+		left := 0
+		for _, id := range ids {
+			got, ok := all[id]
+			if !ok {
+				got = "gone"
+			}
+			if got == "failed" {
+				return 0, fmt.Errorf("Namespace %s failed", id)
+			}
+			if got != want {
+				left++
+			}
+		}
+		if left == 0 {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > limit {
+			return 0, fmt.Errorf("%d of %d Namespaces not %s after %v", left, len(ids), want, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func okIf(status, want int, err error) (int, error) {
