@@ -15,6 +15,7 @@ import (
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store"
 )
 
@@ -30,6 +31,7 @@ type Options struct {
 	SignInFailuresPerClient  int           // per minute; default 20
 	SessionLifetime          time.Duration // browser sessions
 	KeyDefaultTTL            time.Duration // service keys without expiresIn
+	Secrets                  *secrets.Keyring // encrypts Secret values at rest
 }
 
 // App is the set of use cases.

@@ -29,6 +29,7 @@ import (
 	"github.com/openclaw/occ/internal/httpapi"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
+	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/worker"
 )
@@ -45,6 +46,8 @@ type Main struct {
 	Driver compute.Driver
 
 	st       *store.Store
+	keyring  *secrets.Keyring
+	app      *app.App
 	river    *river.Client[*sql.Tx]
 	http     *http.Server
 	listener net.Listener
@@ -57,6 +60,9 @@ func (m *Main) Addr() string { return m.listener.Addr().String() }
 
 // Store exposes the database, for tests.
 func (m *Main) Store() *store.Store { return m.st }
+
+// App exposes the use cases once the API is serving, for tests.
+func (m *Main) App() *app.App { return m.app }
 
 // Start opens everything and begins serving; Close stops it.
 func (m *Main) Start(ctx context.Context) (err error) {
@@ -74,6 +80,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
+	}
+	if m.keyring, err = secrets.Open(cfg.Secrets.KeysetFile); err != nil {
+		return fmt.Errorf("cannot open the secrets keyset (secrets.keysetFile): %w", err)
 	}
 	if m.st, err = Open(ctx, cfg); err != nil {
 		return err
@@ -171,10 +180,12 @@ func (m *Main) driver() (compute.Driver, error) {
 func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	cfg := m.Config
 	a, err := app.New(ctx, m.st, enq, app.Options{MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
-		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient})
+		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
+		Secrets: m.keyring})
 	if err != nil {
 		return err
 	}
+	m.app = a
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
