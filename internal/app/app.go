@@ -26,11 +26,11 @@ type Enqueuer interface {
 
 // Options tune the use cases.
 type Options struct {
-	MaxAttempts              int           // teardown attempt budget
-	SignInFailuresPerAccount int           // per minute; default 10
-	SignInFailuresPerClient  int           // per minute; default 20
-	SessionLifetime          time.Duration // browser sessions
-	KeyDefaultTTL            time.Duration // service keys without expiresIn
+	MaxAttempts              int              // teardown attempt budget
+	SignInFailuresPerAccount int              // per minute; default 10
+	SignInFailuresPerClient  int              // per minute; default 20
+	SessionLifetime          time.Duration    // browser sessions
+	KeyDefaultTTL            time.Duration    // service keys without expiresIn
 	Secrets                  *secrets.Keyring // encrypts Secret values at rest
 }
 
