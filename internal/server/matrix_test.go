@@ -295,6 +295,8 @@ func (f *fixtures) get(name string) string {
 		v = create(iamPath+"/restrictions", map[string]any{"principalId": f.get("servicePrincipalId"), "permission": "namespace:read"})
 	case "configurationId":
 		v = create("/namespaces/"+f.made["namespaceId"]+"/configurations", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "kind": "agent", "values": map[string]any{}})
+	case "secretId":
+		v = create("/namespaces/"+f.made["namespaceId"]+"/secrets", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "value": "fixture-value"})
 	case "keyId":
 		v = create("/api/auth/service-keys", map[string]any{"servicePrincipalId": f.get("servicePrincipalId"), "name": "fx"})
 	default:
