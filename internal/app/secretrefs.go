@@ -1,13 +1,10 @@
 package app
 
-import (
-	"context"
+import "context"
 
-	"github.com/openclaw/occ/internal/store"
-)
-
-// secretExists reports store.ErrNotFound when a Secret is missing. Until
-// Secrets are stored no Secret exists, so every binding is refused.
+// secretExists reports store.ErrNotFound when a Secret is missing from the
+// Namespace.
 func (a *App) secretExists(ctx context.Context, nsID, id string) error {
-	return store.ErrNotFound
+	_, err := a.st.GetSecret(ctx, nsID, id)
+	return err
 }
