@@ -103,6 +103,13 @@ type Worker struct {
 	PollInterval Duration `yaml:"pollInterval"`
 	// Concurrency is the number of jobs worked at once. Default 4; 1..256.
 	Concurrency int `yaml:"concurrency"`
+	// JobTimeout bounds one pass of one job; it is also how long a claim on
+	// a resource outlives a killed worker. Default 2m; 1s..1h.
+	JobTimeout Duration `yaml:"jobTimeout"`
+	// RescueAfter is when River makes a job left running by a dead worker
+	// available again (PostgreSQL; a SQLite process rescues at start).
+	// Default 0 = jobTimeout + 1m; otherwise more than jobTimeout, at most 2h.
+	RescueAfter Duration `yaml:"rescueAfter"`
 }
 
 // Auth tunes sessions and sign-in.
@@ -249,6 +256,7 @@ func defaults() *Config {
 			MaxAttempts:        5,
 			PollInterval:       Duration(100 * time.Millisecond),
 			Concurrency:        4,
+			JobTimeout:         Duration(2 * time.Minute),
 		},
 		Auth: Auth{
 			SessionLifetime:          Duration(7 * 24 * time.Hour),

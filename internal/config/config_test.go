@@ -78,6 +78,7 @@ func TestDefaults(t *testing.T) {
 			MaxAttempts:        5,
 			PollInterval:       Duration(100 * time.Millisecond),
 			Concurrency:        4,
+			JobTimeout:         Duration(2 * time.Minute),
 		},
 		Auth: Auth{
 			SessionLifetime:          Duration(168 * time.Hour),
@@ -400,6 +401,8 @@ func TestEnvNames(t *testing.T) {
 		"limits.defaultBodyBytes":         "OCC_LIMITS_DEFAULT_BODY_BYTES",
 		"worker.pollInterval":             "OCC_WORKER_POLL_INTERVAL",
 		"worker.concurrency":              "OCC_WORKER_CONCURRENCY",
+		"worker.jobTimeout":               "OCC_WORKER_JOB_TIMEOUT",
+		"worker.rescueAfter":              "OCC_WORKER_RESCUE_AFTER",
 		"logging.level":                   "OCC_LOGGING_LEVEL",
 		"role":                            "OCC_ROLE",
 		"anHTTPServer.x2Value":            "OCC_AN_HTTP_SERVER_X2_VALUE",
@@ -441,8 +444,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 26 {
-		t.Errorf("len(Keys()) = %d, want 26: %v", len(keys), keys)
+	if len(keys) != 28 {
+		t.Errorf("len(Keys()) = %d, want 28: %v", len(keys), keys)
 	}
 }
 
@@ -768,5 +771,16 @@ func TestSQLitePath(t *testing.T) {
 		if p, ok := c.SQLitePath(); p != tt.path || ok != tt.ok {
 			t.Errorf("SQLitePath(%q) = %q, %v; want %q, %v", tt.url, p, ok, tt.path, tt.ok)
 		}
+	}
+}
+
+func TestRescueAfterMustExceedJobTimeout(t *testing.T) {
+	t.Parallel()
+	if _, err := Load(Source{Flags: map[string]string{"worker.jobTimeout": "10s", "worker.rescueAfter": "5s"}}); err == nil {
+		t.Fatal("rescueAfter below jobTimeout accepted")
+	}
+	c, err := Load(Source{Flags: map[string]string{"worker.jobTimeout": "10s", "worker.rescueAfter": "15s"}})
+	if err != nil || c.Worker.RescueAfter.D() != 15*time.Second {
+		t.Fatalf("Load = %v, %v", c, err)
 	}
 }

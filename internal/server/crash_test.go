@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/store"
+	"github.com/openclaw/occ/internal/store/storetest"
 )
 
 // TestCrashRestart kills occ with SIGKILL while Namespaces are being created
@@ -32,12 +33,14 @@ import (
 // was admitted), that the compute directories match, that the audit log has
 // every admitted create, and that River holds no unfinished work.
 //
-// Only the SQLite lane runs: on PostgreSQL a job running in the killed
-// process stays "running" until River's rescuer frees it after RescueAfter
-// (JobTimeout 2 min + 1 min), which is not configurable from outside yet.
+// On PostgreSQL several processes may share the database, so a job left
+// running by the killed process waits for River's rescuer (worker.rescueAfter,
+// set short here, checked every 30 s) and its claim for worker.jobTimeout;
+// that lane runs fewer rounds with a longer settle.
 func TestCrashRestart(t *testing.T) {
 	bin := buildOCC(t)
 	t.Run("sqlite", func(t *testing.T) { crashLoop(t, bin, "", 5) })
+	t.Run("postgres", func(t *testing.T) { crashLoop(t, bin, storetest.URL(t, "postgres"), 2) })
 }
 
 // crashLoop runs rounds of burst, SIGKILL, restart and checks on one data
@@ -121,7 +124,7 @@ func childEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "OCC_WORKER_POLL_INTERVAL=20ms")
+	return append(env, "OCC_WORKER_POLL_INTERVAL=20ms", "OCC_WORKER_JOB_TIMEOUT=3s", "OCC_WORKER_RESCUE_AFTER=4s")
 }
 
 // start runs `occ serve` on the data directory and waits for /readyz.
@@ -387,7 +390,11 @@ func (w *crashWorld) burst(p *occProc, round int) string {
 func (w *crashWorld) settle(p *occProc) {
 	t := w.t
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	wait := 30 * time.Second
+	if w.dbURL != "" {
+		wait = 120 * time.Second // River's rescuer runs every 30 s
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		pending := map[string]string{}
 		for _, ns := range p.listNamespaces() {

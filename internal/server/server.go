@@ -98,7 +98,8 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		return err
 	}
 	wopts := worker.Options{MaxAttempts: cfg.Worker.MaxAttempts, PollInterval: cfg.Worker.PollInterval.D(),
-		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger}
+		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger,
+		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D()}
 	working := cfg.Role != "api"
 	if !working {
 		driver = nil

@@ -37,6 +37,11 @@ type namespaceWorker struct {
 
 // Work converges one Namespace toward ready or deleted.
 func (w *namespaceWorker) Work(ctx context.Context, job *river.Job[jobs.NamespaceArgs]) error {
+	release, err := w.claim(ctx, job.Args.NamespaceID)
+	if err != nil {
+		return err
+	}
+	defer release()
 	switch job.Args.Target {
 	case jobs.TargetReady:
 		return w.ensure(ctx, job)

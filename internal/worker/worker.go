@@ -26,7 +26,7 @@ type Options struct {
 	PollInterval       time.Duration
 	ConvergenceTimeout time.Duration
 	Concurrency        int
-	JobTimeout         time.Duration // one pass; default 2 min
+	JobTimeout         time.Duration // one pass, and a dead worker's claim lifetime; default 2 min
 	RescueAfter        time.Duration // a running job older than this is rescued; default JobTimeout + 1 min
 	Logger             *slog.Logger
 }
@@ -91,6 +91,9 @@ func RescueOrphans(ctx context.Context, st *store.Store) (int64, error) {
 	res, err := st.DB().ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
 	if err != nil {
 		return 0, fmt.Errorf("rescue orphaned jobs: %w", err)
+	}
+	if err := st.ClearWorkClaims(ctx); err != nil {
+		return 0, fmt.Errorf("clear work claims: %w", err)
 	}
 	return res.RowsAffected()
 }
