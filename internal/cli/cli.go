@@ -1,5 +1,6 @@
 // Package cli is the occ command line: `occ serve`, `occ migrate`,
-// `occ config validate` and `occ version` (the client commands come later).
+// `occ config validate`, `occ secrets rotate-key` and `occ version` (the
+// client commands come later).
 package cli
 
 import (
@@ -21,7 +22,10 @@ import (
 type Server struct {
 	Serve   func(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error
 	Migrate func(ctx context.Context, cfg *config.Config) error
-	Version string
+	// RotateSecretsKey adds a key to the secrets keyset and re-encrypts
+	// every Secret under it, writing a summary to out.
+	RotateSecretsKey func(ctx context.Context, cfg *config.Config, out io.Writer) error
+	Version          string
 }
 
 // Main runs the command line and returns the process exit code.
@@ -30,7 +34,7 @@ func Main(args []string, stdout, stderr io.Writer, srv Server) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), versionCmd(stdout, srv))
+	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), secretsCmd(stdout, srv), versionCmd(stdout, srv))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "occ:", err)
 		return 1
@@ -137,6 +141,31 @@ func configCmd(stdout io.Writer) *cobra.Command {
 	f.register(validate)
 	cmd := &cobra.Command{Use: "config", Short: "Installation configuration"}
 	cmd.AddCommand(validate)
+	return cmd
+}
+
+func secretsCmd(stdout io.Writer, srv Server) *cobra.Command {
+	var f serverFlags
+	rotate := &cobra.Command{
+		Use:   "rotate-key",
+		Short: "Add a new primary key to the secrets keyset and re-encrypt every Secret (servers keep running)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			if srv.RotateSecretsKey == nil {
+				return fmt.Errorf("this build cannot rotate the secrets key")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return srv.RotateSecretsKey(ctx, cfg, stdout)
+		},
+	}
+	f.register(rotate)
+	cmd := &cobra.Command{Use: "secrets", Short: "Secrets at rest"}
+	cmd.AddCommand(rotate)
 	return cmd
 }
 

@@ -37,7 +37,9 @@ type env struct {
 	spec   *openapi3.T
 }
 
-func boot(t *testing.T, dbURL string, driver compute.Driver) *env {
+// boot starts occ on a fresh data directory; opts adjust the server before
+// it starts (e.g. a logger that records).
+func boot(t *testing.T, dbURL string, driver compute.Driver, opts ...func(*server.Main)) *env {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := config.Load(config.Source{Env: []string{"OCC_BOOTSTRAP_ADMIN_PASSWORD=" + adminPassword}, Flags: map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
@@ -47,6 +49,9 @@ func boot(t *testing.T, dbURL string, driver compute.Driver) *env {
 	}
 	m := &server.Main{Config: cfg, Driver: driver, Out: io.Discard,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(m)
+	}
 	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
