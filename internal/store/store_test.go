@@ -38,6 +38,7 @@ func TestStore(t *testing.T) {
 		t.Run("Namespaces", func(t *testing.T) { testNamespaces(t, st) })
 		t.Run("Policy", func(t *testing.T) { testPolicy(t, st) })
 		t.Run("AuditFilters", func(t *testing.T) { testAudit(t, st) })
+		t.Run("Secrets", func(t *testing.T) { testSecrets(t, st) })
 		t.Run("RollbackKeepsNothing", func(t *testing.T) {
 			ns := newNamespace("rolled-back")
 			boom := errors.New("boom")
