@@ -32,6 +32,33 @@ type Options struct {
 	SessionLifetime          time.Duration    // browser sessions
 	KeyDefaultTTL            time.Duration    // service keys without expiresIn
 	Secrets                  *secrets.Keyring // encrypts Secret values at rest
+	Backends                 []Backend        // installation-configured Backends
+	Presets                  []PresetTemplate // installation-wide Presets, seeded into every Namespace
+}
+
+// Backend is an installation-configured Backend (never created by the API).
+type Backend struct {
+	ID   string
+	Type string // chatgpt | github | openshell
+	URL  string // private: never returned
+}
+
+// PresetTemplate is an installation-wide Preset from the configuration file.
+type PresetTemplate struct {
+	Name          string
+	ExecutionMode string
+	BackendID     string
+	Plugins       map[string]string // plugin ID → approval policy ("" = provider default)
+}
+
+// backend returns the configured Backend with that ID.
+func (a *App) backend(id string) (Backend, bool) {
+	for _, b := range a.opts.Backends {
+		if b.ID == id {
+			return b, true
+		}
+	}
+	return Backend{}, false
 }
 
 // App is the set of use cases.

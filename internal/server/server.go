@@ -180,7 +180,7 @@ func (m *Main) driver() (compute.Driver, error) {
 
 func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	cfg := m.Config
-	a, err := app.New(ctx, m.st, enq, app.Options{MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
+	a, err := app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
 		Secrets: m.keyring})
 	if err != nil {
@@ -258,4 +258,24 @@ func lockFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("another occ process uses this data directory (%s): %w", path, err)
 	}
 	return f, nil
+}
+
+func backendsOf(cfg *config.Config) []app.Backend {
+	var out []app.Backend
+	for _, b := range cfg.Backends {
+		out = append(out, app.Backend{ID: b.ID, Type: b.Type, URL: b.URL})
+	}
+	return out
+}
+
+func presetsOf(cfg *config.Config) []app.PresetTemplate {
+	var out []app.PresetTemplate
+	for _, p := range cfg.Presets {
+		t := app.PresetTemplate{Name: p.Name, ExecutionMode: p.ExecutionMode, BackendID: p.BackendID, Plugins: map[string]string{}}
+		for id, sel := range p.Plugins {
+			t.Plugins[id] = sel.ApprovalPolicy
+		}
+		out = append(out, t)
+	}
+	return out
 }
