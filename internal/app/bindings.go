@@ -49,6 +49,12 @@ func (a *App) checkTarget(ctx context.Context, scopeNS string, t *occ.Target) er
 		return bad("/target")
 	case t.Kind == occ.KindNamespace && t.ID != scopeNS:
 		return bad("/target/id")
+	case t.Kind == occ.KindSecret:
+		if _, err := a.st.GetSecret(ctx, scopeNS, t.ID); errors.Is(err, store.ErrNotFound) {
+			return bad("/target/id")
+		} else if err != nil {
+			return notFoundOr(err)
+		}
 	case t.Kind != occ.KindNamespace:
 		// No Namespace-owned resource kind is stored yet; each one joins
 		// here as its issue lands.
