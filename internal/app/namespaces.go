@@ -41,6 +41,9 @@ func (a *App) CreateNamespace(ctx context.Context, c occ.Caller, name string) (o
 		if err := a.jobs.Enqueue(ctx, tx, jobs.NamespaceArgs{NamespaceID: ns.ID, Target: jobs.TargetReady, ActorID: c.PrincipalID}); err != nil {
 			return occ.Unavailable(err)
 		}
+		if err := a.seedPresets(ctx, tx, ns.ID, c.PrincipalID); err != nil {
+			return err
+		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: ActNamespaceCreate, ActorID: c.PrincipalID, Resource: ns.Ref(),
 			Details: map[string]any{"name": ns.Name}})
 	})

@@ -297,6 +297,8 @@ func (f *fixtures) get(name string) string {
 		v = create("/namespaces/"+f.made["namespaceId"]+"/configurations", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "kind": "agent", "values": map[string]any{}})
 	case "secretId":
 		v = create("/namespaces/"+f.made["namespaceId"]+"/secrets", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "value": "fixture-value"})
+	case "presetId":
+		v = create("/namespaces/"+f.made["namespaceId"]+"/presets", map[string]any{"name": "fx-" + occ.NewUUID()[:8]})
 	case "keyId":
 		v = create("/api/auth/service-keys", map[string]any{"servicePrincipalId": f.get("servicePrincipalId"), "name": "fx"})
 	default:

@@ -186,6 +186,9 @@ func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	if err != nil {
 		return err
 	}
+	if err := a.SeedInstallationPresets(ctx); err != nil {
+		return fmt.Errorf("seed installation presets: %w", err)
+	}
 	m.app = a
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

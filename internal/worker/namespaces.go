@@ -172,6 +172,9 @@ func (w *namespaceWorker) teardown(ctx context.Context, job *river.Job[jobs.Name
 		if err != nil {
 			return err
 		}
+		if err := tx.DeleteSeededPresets(ctx, ns.ID); err != nil {
+			return err
+		}
 		if err := tx.TombstoneNamespace(ctx, ns.ID, occ.Millis(w.now())); err != nil {
 			return err
 		}

@@ -128,6 +128,66 @@ func (e ErrorDetailCode) Valid() bool {
 	}
 }
 
+// Defines values for ExecutionMode.
+const (
+	Dedicated ExecutionMode = "dedicated"
+	Embedded  ExecutionMode = "embedded"
+)
+
+// Valid indicates whether the value is a known member of the ExecutionMode enum.
+func (e ExecutionMode) Valid() bool {
+	switch e {
+	case Dedicated:
+		return true
+	case Embedded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HarnessAuthMethod.
+const (
+	HarnessAuthMethodApiKey                HarnessAuthMethod = "api_key"
+	HarnessAuthMethodChatgptServiceAccount HarnessAuthMethod = "chatgpt_service_account"
+	HarnessAuthMethodCodexPat              HarnessAuthMethod = "codex_pat"
+	HarnessAuthMethodCredentialSource      HarnessAuthMethod = "credential_source"
+	HarnessAuthMethodRuntime               HarnessAuthMethod = "runtime"
+)
+
+// Valid indicates whether the value is a known member of the HarnessAuthMethod enum.
+func (e HarnessAuthMethod) Valid() bool {
+	switch e {
+	case HarnessAuthMethodApiKey:
+		return true
+	case HarnessAuthMethodChatgptServiceAccount:
+		return true
+	case HarnessAuthMethodCodexPat:
+		return true
+	case HarnessAuthMethodCredentialSource:
+		return true
+	case HarnessAuthMethodRuntime:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HarnessAuthSourceKind.
+const (
+	HarnessAuthSourceKindSecret HarnessAuthSourceKind = "secret"
+)
+
+// Valid indicates whether the value is a known member of the HarnessAuthSourceKind enum.
+func (e HarnessAuthSourceKind) Valid() bool {
+	switch e {
+	case HarnessAuthSourceKindSecret:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InstallationComputeDriver.
 const (
 	Docker     InstallationComputeDriver = "docker"
@@ -170,6 +230,48 @@ func (e NamespaceStatus) Valid() bool {
 	case Provisioning:
 		return true
 	case Ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PluginSelectionsApprovalPolicy.
+const (
+	AllActions      PluginSelectionsApprovalPolicy = "all_actions"
+	None            PluginSelectionsApprovalPolicy = "none"
+	ProviderDefault PluginSelectionsApprovalPolicy = "provider_default"
+	WriteActions    PluginSelectionsApprovalPolicy = "write_actions"
+)
+
+// Valid indicates whether the value is a known member of the PluginSelectionsApprovalPolicy enum.
+func (e PluginSelectionsApprovalPolicy) Valid() bool {
+	switch e {
+	case AllActions:
+		return true
+	case None:
+		return true
+	case ProviderDefault:
+		return true
+	case WriteActions:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PresetSource.
+const (
+	PresetSourceInstallation PresetSource = "installation"
+	PresetSourceNamespace    PresetSource = "namespace"
+)
+
+// Valid indicates whether the value is a known member of the PresetSource enum.
+func (e PresetSource) Valid() bool {
+	switch e {
+	case PresetSourceInstallation:
+		return true
+	case PresetSourceNamespace:
 		return true
 	default:
 		return false
@@ -405,6 +507,9 @@ type AuditEventList struct {
 	Meta ListMeta     `json:"meta"`
 }
 
+// BackendId defines model for BackendId.
+type BackendId = string
+
 // Binding defines model for Binding.
 type Binding struct {
 	CreatedAt   Timestamp                 `json:"createdAt"`
@@ -517,6 +622,29 @@ type ErrorDetail struct {
 // ErrorDetailCode defines model for ErrorDetail.Code.
 type ErrorDetailCode string
 
+// ExecutionMode defines model for ExecutionMode.
+type ExecutionMode string
+
+// HarnessAuth How an Agent obtains model credentials, by reference only: api_key and
+// codex_pat name a Secret (source), chatgpt_service_account a service
+// account, credential_source a Credential Source; runtime names nothing.
+type HarnessAuth struct {
+	Method           HarnessAuthMethod `json:"method"`
+	ServiceAccountId *string           `json:"serviceAccountId,omitempty"`
+	Source           *struct {
+		Id          string                `json:"id"`
+		Kind        HarnessAuthSourceKind `json:"kind"`
+		NamespaceId *NamespaceId          `json:"namespaceId,omitempty"`
+	} `json:"source,omitempty"`
+	SourceId *string `json:"sourceId,omitempty"`
+}
+
+// HarnessAuthMethod defines model for HarnessAuth.Method.
+type HarnessAuthMethod string
+
+// HarnessAuthSourceKind defines model for HarnessAuth.Source.Kind.
+type HarnessAuthSourceKind string
+
 // HumanCreate defines model for HumanCreate.
 type HumanCreate struct {
 	Email    string `json:"email"`
@@ -596,6 +724,76 @@ type NamespaceStatus string
 
 // PermissionName defines model for PermissionName.
 type PermissionName = string
+
+// PluginSelections Desired plugins keyed by name@catalog.
+type PluginSelections map[string]struct {
+	ApprovalPolicy *PluginSelectionsApprovalPolicy `json:"approvalPolicy,omitempty"`
+}
+
+// PluginSelectionsApprovalPolicy defines model for PluginSelections.ApprovalPolicy.
+type PluginSelectionsApprovalPolicy string
+
+// Preset defines model for Preset.
+type Preset struct {
+	BackendId              nullable.Nullable[string]        `json:"backendId,omitempty"`
+	ConfigurationId        nullable.Nullable[string]        `json:"configurationId,omitempty"`
+	ConfigurationReadError *ReadError                       `json:"configurationReadError,omitempty"`
+	CreatedAt              Timestamp                        `json:"createdAt"`
+	Etag                   string                           `json:"etag"`
+	ExecutionMode          nullable.Nullable[ExecutionMode] `json:"executionMode,omitempty"`
+	HarnessAuth            nullable.Nullable[HarnessAuth]   `json:"harnessAuth,omitempty"`
+	Id                     string                           `json:"id"`
+	Name                   string                           `json:"name"`
+	NamespaceId            NamespaceId                      `json:"namespaceId"`
+
+	// Plugins Desired plugins keyed by name@catalog.
+	Plugins   *PluginSelections `json:"plugins,omitempty"`
+	Source    PresetSource      `json:"source"`
+	UpdatedAt Timestamp         `json:"updatedAt"`
+}
+
+// PresetSource defines model for Preset.Source.
+type PresetSource string
+
+// PresetCreate Example: {"executionMode":"embedded","name":"standard-openclaw","plugins":{"google-calendar@openai-curated-remote":{"approvalPolicy":"write_actions"}}}
+type PresetCreate struct {
+	BackendId       *BackendId     `json:"backendId,omitempty"`
+	ConfigurationId *string        `json:"configurationId,omitempty"`
+	ExecutionMode   *ExecutionMode `json:"executionMode,omitempty"`
+
+	// HarnessAuth How an Agent obtains model credentials, by reference only: api_key and
+	// codex_pat name a Secret (source), chatgpt_service_account a service
+	// account, credential_source a Credential Source; runtime names nothing.
+	HarnessAuth *HarnessAuth `json:"harnessAuth,omitempty"`
+	Name        Name         `json:"name"`
+
+	// Plugins Desired plugins keyed by name@catalog.
+	Plugins *PluginSelections `json:"plugins,omitempty"`
+}
+
+// PresetEnvelope defines model for PresetEnvelope.
+type PresetEnvelope struct {
+	Data Preset `json:"data"`
+	Meta Meta   `json:"meta"`
+}
+
+// PresetList defines model for PresetList.
+type PresetList struct {
+	Data []Preset `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
+// PresetPatch Example: {"executionMode":"dedicated"}
+type PresetPatch struct {
+	BackendId       nullable.Nullable[BackendId]     `json:"backendId,omitempty"`
+	ConfigurationId nullable.Nullable[string]        `json:"configurationId,omitempty"`
+	ExecutionMode   nullable.Nullable[ExecutionMode] `json:"executionMode,omitempty"`
+	HarnessAuth     nullable.Nullable[HarnessAuth]   `json:"harnessAuth,omitempty"`
+	Name            *Name                            `json:"name,omitempty"`
+
+	// Plugins Desired plugins keyed by name@catalog.
+	Plugins *PluginSelections `json:"plugins,omitempty"`
+}
 
 // Principal defines model for Principal.
 type Principal struct {
@@ -866,6 +1064,9 @@ type PageSize = int
 // PageToken defines model for PageToken.
 type PageToken = string
 
+// PresetId defines model for PresetId.
+type PresetId = string
+
 // PrincipalId defines model for PrincipalId.
 type PrincipalId = string
 
@@ -1063,6 +1264,28 @@ type CreateNamespaceRoleParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListPresetsParams defines parameters for ListPresets.
+type ListPresetsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreatePresetParams defines parameters for CreatePreset.
+type CreatePresetParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeletePresetParams defines parameters for DeletePreset.
+type DeletePresetParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// UpdatePresetParams defines parameters for UpdatePreset.
+type UpdatePresetParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // ListSecretsParams defines parameters for ListSecrets.
 type ListSecretsParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
@@ -1126,6 +1349,12 @@ type CreateNamespaceRestrictionJSONRequestBody = RestrictionCreate
 
 // CreateNamespaceRoleJSONRequestBody defines body for CreateNamespaceRole for application/json ContentType.
 type CreateNamespaceRoleJSONRequestBody = RoleCreate
+
+// CreatePresetJSONRequestBody defines body for CreatePreset for application/json ContentType.
+type CreatePresetJSONRequestBody = PresetCreate
+
+// UpdatePresetJSONRequestBody defines body for UpdatePreset for application/json ContentType.
+type UpdatePresetJSONRequestBody = PresetPatch
 
 // CreateSecretJSONRequestBody defines body for CreateSecret for application/json ContentType.
 type CreateSecretJSONRequestBody = SecretCreate
@@ -1297,6 +1526,21 @@ type ServerInterface interface {
 	// GetNamespaceRole Get a namespace role
 	// (GET /namespaces/{namespaceId}/iam/roles/{roleId})
 	GetNamespaceRole(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, roleId RoleId)
+	// ListPresets List the Namespace's Presets the caller may read (installation Presets are seeded into every Namespace)
+	// (GET /namespaces/{namespaceId}/presets)
+	ListPresets(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListPresetsParams)
+	// CreatePreset Create a Preset of reusable launch settings
+	// (POST /namespaces/{namespaceId}/presets)
+	CreatePreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreatePresetParams)
+	// DeletePreset Delete a Preset
+	// (DELETE /namespaces/{namespaceId}/presets/{presetId})
+	DeletePreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, presetId PresetId, params DeletePresetParams)
+	// GetPreset Get a Preset
+	// (GET /namespaces/{namespaceId}/presets/{presetId})
+	GetPreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, presetId PresetId)
+	// UpdatePreset Change a Preset (absent keeps, null clears; plugins {} clears); Agents made from it do not change
+	// (PATCH /namespaces/{namespaceId}/presets/{presetId})
+	UpdatePreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, presetId PresetId, params UpdatePresetParams)
 	// ListSecrets List the Namespace's Secrets the caller may read (metadata only)
 	// (GET /namespaces/{namespaceId}/secrets)
 	ListSecrets(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListSecretsParams)
@@ -3500,6 +3744,264 @@ func (siw *ServerInterfaceWrapper) GetNamespaceRole(w http.ResponseWriter, r *ht
 	handler.ServeHTTP(w, r)
 }
 
+// ListPresets operation middleware
+func (siw *ServerInterfaceWrapper) ListPresets(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPresetsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPresets(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreatePreset operation middleware
+func (siw *ServerInterfaceWrapper) CreatePreset(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePresetParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreatePreset(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeletePreset operation middleware
+func (siw *ServerInterfaceWrapper) DeletePreset(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "presetId" -------------
+	var presetId PresetId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "presetId", r.PathValue("presetId"), &presetId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "presetId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeletePresetParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeletePreset(w, r, namespaceId, presetId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPreset operation middleware
+func (siw *ServerInterfaceWrapper) GetPreset(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "presetId" -------------
+	var presetId PresetId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "presetId", r.PathValue("presetId"), &presetId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "presetId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPreset(w, r, namespaceId, presetId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdatePreset operation middleware
+func (siw *ServerInterfaceWrapper) UpdatePreset(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "presetId" -------------
+	var presetId PresetId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "presetId", r.PathValue("presetId"), &presetId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "presetId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdatePresetParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdatePreset(w, r, namespaceId, presetId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSecrets operation middleware
 func (siw *ServerInterfaceWrapper) ListSecrets(w http.ResponseWriter, r *http.Request) {
 
@@ -3982,6 +4484,11 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/secrets/{secretId}", wrapper.DeleteSecret)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/secrets/{secretId}", wrapper.GetSecret)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/secrets/{secretId}", wrapper.UpdateSecret)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/presets", wrapper.ListPresets)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/presets", wrapper.CreatePreset)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/presets/{presetId}", wrapper.DeletePreset)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/presets/{presetId}", wrapper.GetPreset)
+	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/presets/{presetId}", wrapper.UpdatePreset)
 
 	return m
 }
@@ -6149,6 +6656,234 @@ func (response GetNamespaceRoledefaultJSONResponse) VisitGetNamespaceRoleRespons
 	return err
 }
 
+type ListPresetsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListPresetsParams
+}
+
+type ListPresetsResponseObject interface {
+	VisitListPresetsResponse(w http.ResponseWriter) error
+}
+
+type ListPresets200JSONResponse PresetList
+
+func (response ListPresets200JSONResponse) VisitListPresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPresetsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListPresetsdefaultJSONResponse) VisitListPresetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePresetRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreatePresetParams
+	Body        *CreatePresetJSONRequestBody
+}
+
+type CreatePresetResponseObject interface {
+	VisitCreatePresetResponse(w http.ResponseWriter) error
+}
+
+type CreatePreset201ResponseHeaders struct {
+	ETag *string
+}
+
+type CreatePreset201JSONResponse struct {
+	Body    PresetEnvelope
+	Headers CreatePreset201ResponseHeaders
+}
+
+func (response CreatePreset201JSONResponse) VisitCreatePresetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePresetdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreatePresetdefaultJSONResponse) VisitCreatePresetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeletePresetRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	PresetId    PresetId    `json:"presetId"`
+	Params      DeletePresetParams
+}
+
+type DeletePresetResponseObject interface {
+	VisitDeletePresetResponse(w http.ResponseWriter) error
+}
+
+type DeletePreset204Response struct {
+}
+
+func (response DeletePreset204Response) VisitDeletePresetResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeletePresetdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeletePresetdefaultJSONResponse) VisitDeletePresetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPresetRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	PresetId    PresetId    `json:"presetId"`
+}
+
+type GetPresetResponseObject interface {
+	VisitGetPresetResponse(w http.ResponseWriter) error
+}
+
+type GetPreset200ResponseHeaders struct {
+	ETag *string
+}
+
+type GetPreset200JSONResponse struct {
+	Body    PresetEnvelope
+	Headers GetPreset200ResponseHeaders
+}
+
+func (response GetPreset200JSONResponse) VisitGetPresetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPresetdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetPresetdefaultJSONResponse) VisitGetPresetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePresetRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	PresetId    PresetId    `json:"presetId"`
+	Params      UpdatePresetParams
+	Body        *UpdatePresetJSONRequestBody
+}
+
+type UpdatePresetResponseObject interface {
+	VisitUpdatePresetResponse(w http.ResponseWriter) error
+}
+
+type UpdatePreset200ResponseHeaders struct {
+	ETag *string
+}
+
+type UpdatePreset200JSONResponse struct {
+	Body    PresetEnvelope
+	Headers UpdatePreset200ResponseHeaders
+}
+
+func (response UpdatePreset200JSONResponse) VisitUpdatePresetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdatePresetdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response UpdatePresetdefaultJSONResponse) VisitUpdatePresetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListSecretsRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	Params      ListSecretsParams
@@ -6655,6 +7390,21 @@ type StrictServerInterface interface {
 	// GetNamespaceRole Get a namespace role
 	// (GET /namespaces/{namespaceId}/iam/roles/{roleId})
 	GetNamespaceRole(ctx context.Context, request GetNamespaceRoleRequestObject) (GetNamespaceRoleResponseObject, error)
+	// ListPresets List the Namespace's Presets the caller may read (installation Presets are seeded into every Namespace)
+	// (GET /namespaces/{namespaceId}/presets)
+	ListPresets(ctx context.Context, request ListPresetsRequestObject) (ListPresetsResponseObject, error)
+	// CreatePreset Create a Preset of reusable launch settings
+	// (POST /namespaces/{namespaceId}/presets)
+	CreatePreset(ctx context.Context, request CreatePresetRequestObject) (CreatePresetResponseObject, error)
+	// DeletePreset Delete a Preset
+	// (DELETE /namespaces/{namespaceId}/presets/{presetId})
+	DeletePreset(ctx context.Context, request DeletePresetRequestObject) (DeletePresetResponseObject, error)
+	// GetPreset Get a Preset
+	// (GET /namespaces/{namespaceId}/presets/{presetId})
+	GetPreset(ctx context.Context, request GetPresetRequestObject) (GetPresetResponseObject, error)
+	// UpdatePreset Change a Preset (absent keeps, null clears; plugins {} clears); Agents made from it do not change
+	// (PATCH /namespaces/{namespaceId}/presets/{presetId})
+	UpdatePreset(ctx context.Context, request UpdatePresetRequestObject) (UpdatePresetResponseObject, error)
 	// ListSecrets List the Namespace's Secrets the caller may read (metadata only)
 	// (GET /namespaces/{namespaceId}/secrets)
 	ListSecrets(ctx context.Context, request ListSecretsRequestObject) (ListSecretsResponseObject, error)
@@ -8223,6 +8973,157 @@ func (sh *strictHandler) GetNamespaceRole(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetNamespaceRoleResponseObject); ok {
 		if err := validResponse.VisitGetNamespaceRoleResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListPresets operation middleware
+func (sh *strictHandler) ListPresets(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListPresetsParams) {
+	var request ListPresetsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPresets(ctx, request.(ListPresetsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPresets")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListPresetsResponseObject); ok {
+		if err := validResponse.VisitListPresetsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreatePreset operation middleware
+func (sh *strictHandler) CreatePreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreatePresetParams) {
+	var request CreatePresetRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	var body CreatePresetJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePreset(ctx, request.(CreatePresetRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePreset")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreatePresetResponseObject); ok {
+		if err := validResponse.VisitCreatePresetResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeletePreset operation middleware
+func (sh *strictHandler) DeletePreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, presetId PresetId, params DeletePresetParams) {
+	var request DeletePresetRequestObject
+
+	request.NamespaceId = namespaceId
+	request.PresetId = presetId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeletePreset(ctx, request.(DeletePresetRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeletePreset")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeletePresetResponseObject); ok {
+		if err := validResponse.VisitDeletePresetResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetPreset operation middleware
+func (sh *strictHandler) GetPreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, presetId PresetId) {
+	var request GetPresetRequestObject
+
+	request.NamespaceId = namespaceId
+	request.PresetId = presetId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPreset(ctx, request.(GetPresetRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPreset")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetPresetResponseObject); ok {
+		if err := validResponse.VisitGetPresetResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdatePreset operation middleware
+func (sh *strictHandler) UpdatePreset(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, presetId PresetId, params UpdatePresetParams) {
+	var request UpdatePresetRequestObject
+
+	request.NamespaceId = namespaceId
+	request.PresetId = presetId
+	request.Params = params
+
+	var body UpdatePresetJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdatePreset(ctx, request.(UpdatePresetRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdatePreset")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdatePresetResponseObject); ok {
+		if err := validResponse.VisitUpdatePresetResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
