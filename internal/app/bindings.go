@@ -44,23 +44,38 @@ func (a *App) checkTarget(ctx context.Context, scopeNS string, t *occ.Target) er
 	bad := func(path string) error {
 		return occ.Invalid("The target does not exist in this scope.", occ.Detail{Path: path, Code: occ.DetailInvalidValue})
 	}
-	switch {
-	case scopeNS == "":
+	if scopeNS == "" {
 		return bad("/target")
-	case t.Kind == occ.KindNamespace && t.ID != scopeNS:
+	}
+	exists, ok := a.targetLookups()[t.Kind]
+	if !ok {
+		return bad("/target/kind") // a kind occ does not store yet
+	}
+	if err := exists(ctx, scopeNS, t.ID); errors.Is(err, store.ErrNotFound) {
 		return bad("/target/id")
-	case t.Kind == occ.KindSecret:
-		if _, err := a.st.GetSecret(ctx, scopeNS, t.ID); errors.Is(err, store.ErrNotFound) {
-			return bad("/target/id")
-		} else if err != nil {
-			return notFoundOr(err)
-		}
-	case t.Kind != occ.KindNamespace:
-		// No Namespace-owned resource kind is stored yet; each one joins
-		// here as its issue lands.
-		return bad("/target/id")
+	} else if err != nil {
+		return notFoundOr(err)
 	}
 	return nil
+}
+
+// targetLookups says, per resource kind, how to find one resource of a
+// Namespace; a Namespace-owned kind joins here when it is stored.
+func (a *App) targetLookups() map[occ.Kind]func(ctx context.Context, nsID, id string) error {
+	return map[occ.Kind]func(ctx context.Context, nsID, id string) error{
+		occ.KindNamespace: func(ctx context.Context, nsID, id string) error {
+			if id != nsID {
+				return store.ErrNotFound
+			}
+			return nil
+		},
+		occ.KindSecret: func(ctx context.Context, nsID, id string) error { _, err := a.st.GetSecret(ctx, nsID, id); return err },
+		occ.KindConfiguration: func(ctx context.Context, nsID, id string) error {
+			_, err := a.st.GetConfiguration(ctx, nsID, id)
+			return err
+		},
+		occ.KindPreset: func(ctx context.Context, nsID, id string) error { _, err := a.st.GetPreset(ctx, nsID, id); return err },
+	}
 }
 
 // CreateBinding grants a role to a principal at a scope, optionally on one

@@ -343,8 +343,12 @@ func (a *App) DeleteConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 		if err := tx.DeleteConfiguration(ctx, nsID, id); err != nil {
 			return notFoundOr(err)
 		}
+		removed, err := tx.DeleteTargetPolicy(ctx, occ.KindConfiguration, id)
+		if err != nil {
+			return occ.Unavailable(err)
+		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: actConfigurationDelete, ActorID: c.PrincipalID, Resource: configurationRef(nsID, id),
-			Details: map[string]any{"name": row.Name}})
+			Details: map[string]any{"name": row.Name, "removedPolicyIds": removed}})
 	})
 }
 

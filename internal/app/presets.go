@@ -240,7 +240,12 @@ func (a *App) DeletePreset(ctx context.Context, c occ.Caller, nsID, id string, i
 		if err := tx.DeletePreset(ctx, nsID, id); err != nil {
 			return notFoundOr(err)
 		}
-		return a.record(ctx, tx, occ.AuditEvent{Action: actPresetDelete, ActorID: c.PrincipalID, Resource: presetRef(nsID, id), Details: map[string]any{"name": row.Name}})
+		removed, err := tx.DeleteTargetPolicy(ctx, occ.KindPreset, id)
+		if err != nil {
+			return occ.Unavailable(err)
+		}
+		return a.record(ctx, tx, occ.AuditEvent{Action: actPresetDelete, ActorID: c.PrincipalID, Resource: presetRef(nsID, id),
+			Details: map[string]any{"name": row.Name, "removedPolicyIds": removed}})
 	})
 }
 

@@ -132,3 +132,35 @@ func TestNamespaceWithConfigurationsCannotBeDeleted(t *testing.T) {
 		t.Fatalf("delete once empty = %d %v", r.Status, r.Body)
 	}
 }
+
+// TestExactGrantOnConfiguration: a binding aimed at one Configuration grants
+// exactly it, and deleting the Configuration removes the binding.
+func TestExactGrantOnConfiguration(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	ns := e.createNamespace("exact")
+	mk := func(name string) string {
+		return e.call("POST", "/namespaces/"+ns+"/configurations", e.admin, map[string]any{"name": name, "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+	}
+	one, two := mk("one"), mk("two")
+	role := e.call("POST", "/namespaces/"+ns+"/iam/roles", e.admin, map[string]any{"name": "cfg-reader", "permissions": []string{"configuration:read"}}).data()["id"].(string)
+	key, spn := e.principal(grant{})
+	b := e.call("POST", "/namespaces/"+ns+"/iam/bindings", e.admin, map[string]any{"principalId": spn, "roleId": role,
+		"target": map[string]any{"kind": "configuration", "id": one}})
+	if b.Status != 201 {
+		t.Fatalf("exact binding = %d %v", b.Status, b.Body)
+	}
+	if r := e.call("GET", "/namespaces/"+ns+"/configurations/"+one, key, nil); r.Status != 200 {
+		t.Fatalf("granted configuration = %d", r.Status)
+	}
+	if r := e.call("GET", "/namespaces/"+ns+"/configurations/"+two, key, nil); r.Status != 404 {
+		t.Fatalf("sibling configuration = %d", r.Status)
+	}
+	if r := e.call("POST", "/namespaces/"+ns+"/iam/bindings", e.admin, map[string]any{"principalId": spn, "roleId": role,
+		"target": map[string]any{"kind": "configuration", "id": "cfg_00000000-0000-4000-8000-000000000000"}}); r.Status != 400 {
+		t.Fatalf("binding to a missing configuration = %d", r.Status)
+	}
+	e.call("DELETE", "/namespaces/"+ns+"/configurations/"+one, e.admin, nil)
+	if r := e.call("GET", "/namespaces/"+ns+"/iam/bindings/"+b.data()["id"].(string), e.admin, nil); r.Status != 404 {
+		t.Fatalf("binding outlived its target: %d", r.Status)
+	}
+}

@@ -270,3 +270,20 @@ func (q Q) SetRolePermissions(ctx context.Context, roleID string, perms []occ.Pe
 	}
 	return nil
 }
+
+// DeleteTargetPolicy removes the bindings and restrictions aimed at one
+// resource, in the transaction that deletes it; it returns their IDs.
+func (q Q) DeleteTargetPolicy(ctx context.Context, kind occ.Kind, id string) ([]string, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT id FROM bindings WHERE target_kind = $1 AND target_id = $2
+		UNION ALL SELECT id FROM restrictions WHERE target_kind = $1 AND target_id = $2`, string(kind), id)
+	ids, err := collect(rs, err, func(r rowScanner) (string, error) { var s string; return s, r.Scan(&s) })
+	if err != nil {
+		return nil, err
+	}
+	for _, table := range []string{"bindings", "restrictions"} {
+		if _, err := q.q.ExecContext(ctx, `DELETE FROM `+table+` WHERE target_kind = $1 AND target_id = $2`, string(kind), id); err != nil {
+			return nil, classify(err)
+		}
+	}
+	return ids, nil
+}
