@@ -33,7 +33,7 @@ func TestPresets(t *testing.T) {
 
 		cfg := e.call("POST", "/namespaces/"+ns+"/configurations", e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
 		r := e.call("POST", base, e.admin, map[string]any{"name": "codex", "executionMode": "dedicated", "backendId": "chatgpt-main",
-			"harnessAuth": map[string]any{"method": "chatgpt_service_account", "serviceAccountId": "sa_00000000-0000-4000-8000-000000000000"},
+			"harnessAuth":     map[string]any{"method": "chatgpt_service_account", "serviceAccountId": "sa_00000000-0000-4000-8000-000000000000"},
 			"configurationId": cfg, "plugins": map[string]any{"github@openai-curated-remote": map[string]any{}}})
 		if r.Status != 201 || r.data()["backendId"] != "chatgpt-main" || r.data()["configurationId"] != cfg {
 			t.Fatalf("create = %d %v", r.Status, r.Body)
