@@ -132,7 +132,7 @@ func testSecrets(t *testing.T, st *store.Store) {
 		err := st.InsertConfiguration(ctx, store.ConfigurationRow{ID: occ.NewID(occ.PrefixConfiguration), NamespaceID: ns.ID,
 			Name: "cfg-" + string(rune('a'+i)), Kind: "agent", SchemaVersion: 1, Values: `{}`,
 			SecretBindings: `{"SLACK_BOT_TOKEN":{"source":{"kind":"secret","namespaceId":"` + ns.ID + `","id":"` + bound + `"},"delivery":"env"}}`,
-			Generation: 1, Version: 1, CreatedBy: "spn_test", CreatedAt: now, UpdatedAt: now})
+			Generation:     1, Version: 1, CreatedBy: "spn_test", CreatedAt: now, UpdatedAt: now})
 		if err != nil {
 			t.Fatal(err)
 		}
