@@ -129,10 +129,10 @@ func testSecrets(t *testing.T, st *store.Store) {
 	decoy := strings.Replace(ids[1], "_", "x", 1)
 	for i, bound := range []string{ids[1], decoy} {
 		now := occ.Millis(time.Now())
+		bindings := `{"SLACK_BOT_TOKEN":{"source":{"kind":"secret","namespaceId":"` + ns.ID + `","id":"` + bound + `"},"delivery":"env"}}`
 		err := st.InsertConfiguration(ctx, store.ConfigurationRow{ID: occ.NewID(occ.PrefixConfiguration), NamespaceID: ns.ID,
-			Name: "cfg-" + string(rune('a'+i)), Kind: "agent", SchemaVersion: 1, Values: `{}`,
-			SecretBindings: `{"SLACK_BOT_TOKEN":{"source":{"kind":"secret","namespaceId":"` + ns.ID + `","id":"` + bound + `"},"delivery":"env"}}`,
-			Generation:     1, Version: 1, CreatedBy: "spn_test", CreatedAt: now, UpdatedAt: now})
+			Name: "cfg-" + string(rune('a'+i)), Kind: "agent", SchemaVersion: 1, Values: `{}`, SecretBindings: bindings,
+			Generation: 1, Version: 1, CreatedBy: "spn_test", CreatedAt: now, UpdatedAt: now})
 		if err != nil {
 			t.Fatal(err)
 		}
