@@ -35,7 +35,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 			t.Fatalf("duplicate name = %d %v", r.Status, r.Body)
 		}
 		for _, body := range []any{map[string]any{"name": " padded"}, map[string]any{"name": ""}, map[string]any{"name": 3},
-			map[string]any{}, map[string]any{"name": "x", "id": "ns_1"}, `{"name":"a","__proto__":{}}`, `{"name":`} {
+			map[string]any{}, map[string]any{"name": "x", "id": "ns_1"}, `{"name":"a","__proto__":{}}`, `{"name":`, `{"name":"a\udc00"}`} {
 			if r := e.call("POST", "/namespaces", e.admin, body); r.Status != 400 || r.code() != "INVALID_REQUEST" {
 				t.Fatalf("bad body %v = %d %v", body, r.Status, r.Body)
 			}

@@ -207,6 +207,7 @@ func walkJSON(data []byte) (ps []problem, syntaxErr error) {
 		}
 	}
 	for started := false; !started || len(stack) > 0; {
+		from := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			if err == io.EOF {
@@ -224,6 +225,9 @@ func walkJSON(data []byte) (ps []problem, syntaxErr error) {
 				}
 				key, _ := tok.(string)
 				ptr := pointer(top.ptr, key)
+				if loneSurrogate(data[from:dec.InputOffset()]) {
+					add(problem{ptr, occ.DetailInvalidValue, "is not well-formed Unicode"})
+				}
 				if forbiddenKeys[key] {
 					add(problem{ptr, occ.DetailInvalidValue, "is a forbidden key"})
 				}
@@ -254,6 +258,9 @@ func walkJSON(data []byte) (ps []problem, syntaxErr error) {
 			stack = stack[:len(stack)-1]
 			valueDone()
 		default:
+			if _, ok := tok.(string); ok && loneSurrogate(data[from:dec.InputOffset()]) {
+				add(problem{valuePtr(), occ.DetailInvalidValue, "is not well-formed Unicode"})
+			}
 			valueDone()
 		}
 	}
@@ -261,4 +268,41 @@ func walkJSON(data []byte) (ps []problem, syntaxErr error) {
 		return nil, errors.New("trailing data after the JSON value")
 	}
 	return ps, nil
+}
+
+// loneSurrogate reports whether raw JSON text holds a \u escape of a UTF-16
+// surrogate that is not part of a high-low pair. encoding/json would turn it
+// into U+FFFD silently; occ refuses it, since every text it accepts must be
+// well-formed Unicode.
+func loneSurrogate(raw []byte) bool {
+	for i := 0; i+5 < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // skip the escaped character (it may be a backslash)
+			continue
+		}
+		r, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 32)
+		if err != nil {
+			return false // malformed: the decoder reports it
+		}
+		switch {
+		case r >= 0xdc00 && r <= 0xdfff:
+			return true
+		case r >= 0xd800 && r <= 0xdbff:
+			next := i + 6
+			if next+6 > len(raw) || raw[next] != '\\' || raw[next+1] != 'u' {
+				return true
+			}
+			lo, err := strconv.ParseUint(string(raw[next+2:next+6]), 16, 32)
+			if err != nil || lo < 0xdc00 || lo > 0xdfff {
+				return true
+			}
+			i = next + 5
+		default:
+			i += 5
+		}
+	}
+	return false
 }

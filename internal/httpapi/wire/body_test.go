@@ -397,3 +397,23 @@ func TestBodyPassThrough(t *testing.T) {
 		t.Fatalf("Body alone: %d %s", res.status, res.raw)
 	}
 }
+
+func TestLoneSurrogate(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]bool{
+		`"plain"`:                 false,
+		`"\u00e9"`:                false,
+		`"\ud83d\ude00"`:          false, // a pair: 😀
+		`"\ud83d"`:                true,
+		`"\ude00"`:                true,
+		`"\ud83d\u0041"`:          true,
+		`"x\ud83d"`:               true,
+		`"\\ud83d"`:               false, // an escaped backslash, then text
+		`"\\\ud83d"`:              true,
+		`, "a": "\udc00", "b": 1`: true,
+	} {
+		if got := loneSurrogate([]byte(raw)); got != want {
+			t.Errorf("loneSurrogate(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
