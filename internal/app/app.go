@@ -34,6 +34,8 @@ type Options struct {
 	Secrets                  *secrets.Keyring // encrypts Secret values at rest
 	Backends                 []Backend        // installation-configured Backends
 	Presets                  []PresetTemplate // installation-wide Presets, seeded into every Namespace
+	ComputeDriver            string           // local | ssh | docker | kubernetes
+	WorkspaceDefaultsID      string           // SHA-256 identity of the pinned runtime's default workspace files
 }
 
 // Backend is an installation-configured Backend (never created by the API).
