@@ -352,9 +352,15 @@ func (a *App) DeleteConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 	})
 }
 
-// configurationBlockers answers 409 while something references the
-// Configuration. Agents reference Configurations; they join this check with
-// the Agents issue.
+// configurationBlockers answers 409 while an Agent's draft references the
+// Configuration.
 func configurationBlockers(ctx context.Context, tx *store.Tx, nsID, id string) error {
+	users, err := tx.AgentsUsingConfiguration(ctx, nsID, id)
+	if err != nil {
+		return occ.Unavailable(err)
+	}
+	if len(users) > 0 {
+		return occ.E(occ.CodeResourceConflict, "An Agent references this Configuration: "+blockerList(users)+".")
+	}
 	return nil
 }

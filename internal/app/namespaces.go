@@ -215,14 +215,20 @@ func namespaceBlockers(ctx context.Context, tx *store.Tx, id string) error {
 // blockerMessage lists owned resources by kind, one ID per kind in turn,
 // then "and N more", within the 256-character message cap.
 func blockerMessage(owned []store.Owned) string {
-	msg := "The Namespace still owns resources: "
+	return "The Namespace still owns resources: " + blockerList(owned) + "."
+}
+
+// blockerList names resources "kind id, kind id … and N more" within the
+// message cap.
+func blockerList(owned []store.Owned) string {
+	msg := ""
 	shown := 0
 	for i, o := range owned {
 		part := fmt.Sprintf("%s %s", o.Kind, o.ID)
 		if i > 0 {
 			part = ", " + part
 		}
-		if len(msg)+len(part)+20 > 256 {
+		if len(msg)+len(part)+80 > 256 {
 			break
 		}
 		msg += part
@@ -231,5 +237,5 @@ func blockerMessage(owned []store.Owned) string {
 	if rest := len(owned) - shown; rest > 0 {
 		msg += fmt.Sprintf(" and %d more", rest)
 	}
-	return msg + "."
+	return msg
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
+	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
 )
@@ -42,3 +44,21 @@ func toJSON(v any) string {
 }
 
 var nsCreate = []occ.Permission{occ.P(occ.KindNamespace, occ.ActionCreate)}
+
+// insertRevision stores a revision straight in the database, as the deploy
+// flow will, so read routes can be tested before deployments exist.
+func insertRevision(e *env, nsID, agentID, configurationID string) string {
+	e.t.Helper()
+	rev := occ.Revision{ID: occ.NewID(occ.PrefixRevision), AgentID: agentID, NamespaceID: nsID, Number: time.Now().UnixNano() % 1_000_000_000,
+		CreatedBy: "test", CreatedAt: time.Now(), Snapshot: &occ.RevisionSnapshot{
+			Configuration: occ.ConfigurationSnapshot{ID: configurationID, Kind: "agent", Generation: 1, Document: map[string]any{}},
+			ExecutionMode: "embedded", Plugins: map[string]occ.PluginSelection{}, ComputeDriver: "local", ServicePrincipalID: "spn_x"}}
+	row, err := app.EncodeRevision(rev)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.m.Store().InsertRevision(context.Background(), row); err != nil {
+		e.t.Fatal(err)
+	}
+	return rev.ID
+}

@@ -20,6 +20,7 @@ type route struct {
 	perm             occ.Permission
 	requires         []occ.Permission // also needed by the example (no escalation)
 	item             string           // list routes: the fixture that must show up
+	parent           occ.Permission   // list routes: what the caller must hold on the parent instead of namespace:read
 	op               *openapi3.Operation
 }
 
@@ -33,8 +34,8 @@ func routes(t *testing.T, spec *openapi3.T) []route {
 			}
 			b, _ := json.Marshal(raw)
 			var a struct {
-				Mode, Permission, Item string
-				Requires               []string
+				Mode, Permission, Item, Parent string
+				Requires                       []string
 			}
 			if err := json.Unmarshal(b, &a); err != nil {
 				t.Fatal(err)
@@ -42,6 +43,13 @@ func routes(t *testing.T, spec *openapi3.T) []route {
 			r := route{method: method, path: path, id: op.OperationID, mode: a.Mode, op: op, item: a.Item}
 			if r.item == "" {
 				r.item = "namespaceId"
+			}
+			if a.Parent != "" {
+				p, err := occ.ParsePermission(a.Parent)
+				if err != nil {
+					t.Fatalf("%s: %v", op.OperationID, err)
+				}
+				r.parent = p
 			}
 			for _, q := range a.Requires {
 				p, err := occ.ParsePermission(q)
@@ -217,7 +225,10 @@ func TestPermissionMatrix(t *testing.T) {
 						return false
 					}
 					base := []occ.Permission{}
-					if scope != "" {
+					switch {
+					case r.parent != occ.Permission{}:
+						base = []occ.Permission{r.parent}
+					case scope != "":
 						base = []occ.Permission{nsRead}
 					}
 					none, _ := e.principal(grant{perms: base, namespace: target})
@@ -299,6 +310,10 @@ func (f *fixtures) get(name string) string {
 		v = create("/namespaces/"+f.made["namespaceId"]+"/secrets", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "value": "fixture-value"})
 	case "presetId":
 		v = create("/namespaces/"+f.made["namespaceId"]+"/presets", map[string]any{"name": "fx-" + occ.NewUUID()[:8]})
+	case "agentId":
+		v = create("/namespaces/"+f.made["namespaceId"]+"/agents", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "configurationId": f.get("configurationId")})
+	case "revisionId":
+		v = insertRevision(e, f.made["namespaceId"], f.get("agentId"), f.get("configurationId"))
 	case "keyId":
 		v = create("/api/auth/service-keys", map[string]any{"servicePrincipalId": f.get("servicePrincipalId"), "name": "fx"})
 	default:

@@ -193,7 +193,8 @@ func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
-		Version: Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, ComputeDriver: cfg.Compute.Driver,
+		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes},
+		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, ComputeDriver: cfg.Compute.Driver,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
 		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D()})
 	if err != nil {

@@ -79,6 +79,7 @@ type Owned struct {
 // resource adds its line here.
 var ownedKinds = []struct{ kind, query string }{
 	{"service_principal", `SELECT id FROM principals WHERE namespace_id = $1 AND agent_id IS NULL ORDER BY id LIMIT 100`},
+	{"agent", `SELECT id FROM agents WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
 	{"configuration", `SELECT id FROM configurations WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
 	{"secret", `SELECT id FROM secrets WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
 	// Installation Presets nobody changed go with the Namespace instead.

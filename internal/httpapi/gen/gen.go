@@ -17,6 +17,42 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AgentDesiredRuntimeState.
+const (
+	Running AgentDesiredRuntimeState = "running"
+	Stopped AgentDesiredRuntimeState = "stopped"
+)
+
+// Valid indicates whether the value is a known member of the AgentDesiredRuntimeState enum.
+func (e AgentDesiredRuntimeState) Valid() bool {
+	switch e {
+	case Running:
+		return true
+	case Stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentStatus.
+const (
+	AgentStatusActive   AgentStatus = "active"
+	AgentStatusDeleting AgentStatus = "deleting"
+)
+
+// Valid indicates whether the value is a known member of the AgentStatus enum.
+func (e AgentStatus) Valid() bool {
+	switch e {
+	case AgentStatusActive:
+		return true
+	case AgentStatusDeleting:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AuditEventKind.
 const (
 	AuditEventKindAccess              AuditEventKind = "access"
@@ -214,22 +250,22 @@ func (e InstallationComputeDriver) Valid() bool {
 
 // Defines values for NamespaceStatus.
 const (
-	Deleting     NamespaceStatus = "deleting"
-	Failed       NamespaceStatus = "failed"
-	Provisioning NamespaceStatus = "provisioning"
-	Ready        NamespaceStatus = "ready"
+	NamespaceStatusDeleting     NamespaceStatus = "deleting"
+	NamespaceStatusFailed       NamespaceStatus = "failed"
+	NamespaceStatusProvisioning NamespaceStatus = "provisioning"
+	NamespaceStatusReady        NamespaceStatus = "ready"
 )
 
 // Valid indicates whether the value is a known member of the NamespaceStatus enum.
 func (e NamespaceStatus) Valid() bool {
 	switch e {
-	case Deleting:
+	case NamespaceStatusDeleting:
 		return true
-	case Failed:
+	case NamespaceStatusFailed:
 		return true
-	case Provisioning:
+	case NamespaceStatusProvisioning:
 		return true
-	case Ready:
+	case NamespaceStatusReady:
 		return true
 	default:
 		return false
@@ -471,6 +507,112 @@ func (e ListNamespaceAuditEventsParamsOutcome) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// Agent defines model for Agent.
+type Agent struct {
+	ActiveRevisionId       nullable.Nullable[string]      `json:"activeRevisionId"`
+	BackendId              nullable.Nullable[string]      `json:"backendId,omitempty"`
+	ConfigurationId        string                         `json:"configurationId"`
+	ConfigurationReadError *ReadError                     `json:"configurationReadError,omitempty"`
+	CreatedAt              Timestamp                      `json:"createdAt"`
+	DesiredRuntimeState    AgentDesiredRuntimeState       `json:"desiredRuntimeState"`
+	Etag                   string                         `json:"etag"`
+	ExecutionMode          *ExecutionMode                 `json:"executionMode,omitempty"`
+	HarnessAuth            nullable.Nullable[HarnessAuth] `json:"harnessAuth,omitempty"`
+	Id                     string                         `json:"id"`
+	Name                   string                         `json:"name"`
+	NamespaceId            NamespaceId                    `json:"namespaceId"`
+
+	// Plugins Desired plugins keyed by name@catalog.
+	Plugins            *PluginSelections `json:"plugins,omitempty"`
+	ServicePrincipalId string            `json:"servicePrincipalId"`
+	Status             AgentStatus       `json:"status"`
+	UpdatedAt          Timestamp         `json:"updatedAt"`
+}
+
+// AgentDesiredRuntimeState defines model for Agent.DesiredRuntimeState.
+type AgentDesiredRuntimeState string
+
+// AgentStatus defines model for Agent.Status.
+type AgentStatus string
+
+// AgentCreate defines model for AgentCreate.
+type AgentCreate struct {
+	BackendId       nullable.Nullable[BackendId]   `json:"backendId,omitempty"`
+	ConfigurationId string                         `json:"configurationId"`
+	ExecutionMode   *ExecutionMode                 `json:"executionMode,omitempty"`
+	HarnessAuth     nullable.Nullable[HarnessAuth] `json:"harnessAuth,omitempty"`
+
+	// InitialWorkspaceFiles Initial contents of AGENTS.md, SOUL.md, IDENTITY.md and USER.md (each at most 16 KiB of UTF-8).
+	InitialWorkspaceFiles *WorkspaceFiles `json:"initialWorkspaceFiles,omitempty"`
+	Name                  Name            `json:"name"`
+
+	// Plugins Desired plugins keyed by name@catalog.
+	Plugins             *PluginSelections `json:"plugins,omitempty"`
+	PresetId            *string           `json:"presetId,omitempty"`
+	WorkspaceDefaultsId *string           `json:"workspaceDefaultsId,omitempty"`
+}
+
+// AgentEnvelope defines model for AgentEnvelope.
+type AgentEnvelope struct {
+	Data Agent `json:"data"`
+	Meta Meta  `json:"meta"`
+}
+
+// AgentList defines model for AgentList.
+type AgentList struct {
+	Data []Agent  `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
+// AgentPatch defines model for AgentPatch.
+type AgentPatch struct {
+	BackendId       nullable.Nullable[BackendId]   `json:"backendId,omitempty"`
+	ConfigurationId string                         `json:"configurationId"`
+	ExecutionMode   *ExecutionMode                 `json:"executionMode,omitempty"`
+	HarnessAuth     nullable.Nullable[HarnessAuth] `json:"harnessAuth,omitempty"`
+
+	// Plugins Desired plugins keyed by name@catalog.
+	Plugins *PluginSelections `json:"plugins,omitempty"`
+}
+
+// AgentRevision defines model for AgentRevision.
+type AgentRevision struct {
+	AgentId       string                    `json:"agentId"`
+	BackendId     nullable.Nullable[string] `json:"backendId,omitempty"`
+	ComputeDriver *string                   `json:"computeDriver,omitempty"`
+	Configuration *struct {
+		// Document A native OpenClaw configuration document (JSON object).
+		Document   ConfigurationDocument `json:"document"`
+		Generation int64                 `json:"generation"`
+		Id         string                `json:"id"`
+		Kind       string                `json:"kind"`
+	} `json:"configuration,omitempty"`
+	ConfigurationReadError *ReadError                     `json:"configurationReadError,omitempty"`
+	CreatedAt              Timestamp                      `json:"createdAt"`
+	CreatedBy              string                         `json:"createdBy"`
+	ExecutionMode          *ExecutionMode                 `json:"executionMode,omitempty"`
+	HarnessAuth            nullable.Nullable[HarnessAuth] `json:"harnessAuth,omitempty"`
+	Id                     string                         `json:"id"`
+	NamespaceId            NamespaceId                    `json:"namespaceId"`
+	Number                 int64                          `json:"number"`
+
+	// Plugins Desired plugins keyed by name@catalog.
+	Plugins            *PluginSelections `json:"plugins,omitempty"`
+	ServicePrincipalId *string           `json:"servicePrincipalId,omitempty"`
+}
+
+// AgentRevisionEnvelope defines model for AgentRevisionEnvelope.
+type AgentRevisionEnvelope struct {
+	Data AgentRevision `json:"data"`
+	Meta Meta          `json:"meta"`
+}
+
+// AgentRevisionList defines model for AgentRevisionList.
+type AgentRevisionList struct {
+	Data []AgentRevision `json:"data"`
+	Meta ListMeta        `json:"meta"`
 }
 
 // AnyPrincipalId defines model for AnyPrincipalId.
@@ -1043,6 +1185,17 @@ type Version struct {
 	Version         string `json:"version"`
 }
 
+// WorkspaceFiles Initial contents of AGENTS.md, SOUL.md, IDENTITY.md and USER.md (each at most 16 KiB of UTF-8).
+type WorkspaceFiles struct {
+	AGENTSMd   *string `json:"AGENTS.md,omitempty"`
+	IDENTITYMd *string `json:"IDENTITY.md,omitempty"`
+	SOULMd     *string `json:"SOUL.md,omitempty"`
+	USERMd     *string `json:"USER.md,omitempty"`
+}
+
+// AgentId defines model for AgentId.
+type AgentId = string
+
 // BindingId defines model for BindingId.
 type BindingId = string
 
@@ -1072,6 +1225,9 @@ type PrincipalId = string
 
 // RestrictionId defines model for RestrictionId.
 type RestrictionId = string
+
+// RevisionId defines model for RevisionId.
+type RevisionId = string
 
 // RoleId defines model for RoleId.
 type RoleId = string
@@ -1185,6 +1341,29 @@ type DeleteNamespaceParams struct {
 // UpdateNamespaceParams defines parameters for UpdateNamespace.
 type UpdateNamespaceParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ListAgentsParams defines parameters for ListAgents.
+type ListAgentsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateAgentParams defines parameters for CreateAgent.
+type CreateAgentParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateAgentParams defines parameters for UpdateAgent.
+type UpdateAgentParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// ListAgentRevisionsParams defines parameters for ListAgentRevisions.
+type ListAgentRevisionsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListNamespaceAuditEventsParams defines parameters for ListNamespaceAuditEvents.
@@ -1335,6 +1514,12 @@ type CreateNamespaceJSONRequestBody = NamespaceCreate
 // UpdateNamespaceJSONRequestBody defines body for UpdateNamespace for application/json ContentType.
 type UpdateNamespaceJSONRequestBody = NamespacePatch
 
+// CreateAgentJSONRequestBody defines body for CreateAgent for application/json ContentType.
+type CreateAgentJSONRequestBody = AgentCreate
+
+// UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
+type UpdateAgentJSONRequestBody = AgentPatch
+
 // CreateConfigurationJSONRequestBody defines body for CreateConfiguration for application/json ContentType.
 type CreateConfigurationJSONRequestBody = ConfigurationCreate
 
@@ -1472,6 +1657,24 @@ type ServerInterface interface {
 
 	// (PATCH /namespaces/{namespaceId})
 	UpdateNamespace(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params UpdateNamespaceParams)
+	// ListAgents List the Agents the caller may read exactly
+	// (GET /namespaces/{namespaceId}/agents)
+	ListAgents(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListAgentsParams)
+	// CreateAgent Create an Agent (active, desired stopped, no revision, no workload) with its own service principal
+	// (POST /namespaces/{namespaceId}/agents)
+	CreateAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateAgentParams)
+	// GetAgent Get an Agent
+	// (GET /namespaces/{namespaceId}/agents/{agentId})
+	GetAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId)
+	// UpdateAgent Change the draft (configurationId required; absent keeps, null clears; plugins {} clears); queues no work
+	// (PATCH /namespaces/{namespaceId}/agents/{agentId})
+	UpdateAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params UpdateAgentParams)
+	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
+	ListAgentRevisions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params ListAgentRevisionsParams)
+	// GetAgentRevision Get one immutable revision
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId})
+	GetAgentRevision(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceAuditEventsParams)
@@ -2806,6 +3009,313 @@ func (siw *ServerInterfaceWrapper) UpdateNamespace(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateNamespace(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAgents operation middleware
+func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAgentsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAgents(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateAgent operation middleware
+func (siw *ServerInterfaceWrapper) CreateAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateAgentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateAgent(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAgent operation middleware
+func (siw *ServerInterfaceWrapper) GetAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAgent(w, r, namespaceId, agentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateAgent operation middleware
+func (siw *ServerInterfaceWrapper) UpdateAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateAgentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateAgent(w, r, namespaceId, agentId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListAgentRevisions operation middleware
+func (siw *ServerInterfaceWrapper) ListAgentRevisions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAgentRevisionsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAgentRevisions(w, r, namespaceId, agentId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAgentRevision operation middleware
+func (siw *ServerInterfaceWrapper) GetAgentRevision(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "revisionId" -------------
+	var revisionId RevisionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "revisionId", r.PathValue("revisionId"), &revisionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "revisionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAgentRevision(w, r, namespaceId, agentId, revisionId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -4489,6 +4999,12 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/presets/{presetId}", wrapper.DeletePreset)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/presets/{presetId}", wrapper.GetPreset)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/presets/{presetId}", wrapper.UpdatePreset)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents", wrapper.ListAgents)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents", wrapper.CreateAgent)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}", wrapper.GetAgent)
+	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}", wrapper.UpdateAgent)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions", wrapper.ListAgentRevisions)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}", wrapper.GetAgentRevision)
 
 	return m
 }
@@ -5923,6 +6439,281 @@ func (response UpdateNamespacedefaultJSONResponse) VisitUpdateNamespaceResponse(
 	return err
 }
 
+type ListAgentsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListAgentsParams
+}
+
+type ListAgentsResponseObject interface {
+	VisitListAgentsResponse(w http.ResponseWriter) error
+}
+
+type ListAgents200JSONResponse AgentList
+
+func (response ListAgents200JSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListAgentsdefaultJSONResponse) VisitListAgentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreateAgentParams
+	Body        *CreateAgentJSONRequestBody
+}
+
+type CreateAgentResponseObject interface {
+	VisitCreateAgentResponse(w http.ResponseWriter) error
+}
+
+type CreateAgent201ResponseHeaders struct {
+	ETag *string
+}
+
+type CreateAgent201JSONResponse struct {
+	Body    AgentEnvelope
+	Headers CreateAgent201ResponseHeaders
+}
+
+func (response CreateAgent201JSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateAgentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateAgentdefaultJSONResponse) VisitCreateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+}
+
+type GetAgentResponseObject interface {
+	VisitGetAgentResponse(w http.ResponseWriter) error
+}
+
+type GetAgent200ResponseHeaders struct {
+	ETag *string
+}
+
+type GetAgent200JSONResponse struct {
+	Body    AgentEnvelope
+	Headers GetAgent200ResponseHeaders
+}
+
+func (response GetAgent200JSONResponse) VisitGetAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetAgentdefaultJSONResponse) VisitGetAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAgentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	Params      UpdateAgentParams
+	Body        *UpdateAgentJSONRequestBody
+}
+
+type UpdateAgentResponseObject interface {
+	VisitUpdateAgentResponse(w http.ResponseWriter) error
+}
+
+type UpdateAgent200ResponseHeaders struct {
+	ETag *string
+}
+
+type UpdateAgent200JSONResponse struct {
+	Body    AgentEnvelope
+	Headers UpdateAgent200ResponseHeaders
+}
+
+func (response UpdateAgent200JSONResponse) VisitUpdateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateAgentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response UpdateAgentdefaultJSONResponse) VisitUpdateAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRevisionsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	Params      ListAgentRevisionsParams
+}
+
+type ListAgentRevisionsResponseObject interface {
+	VisitListAgentRevisionsResponse(w http.ResponseWriter) error
+}
+
+type ListAgentRevisions200JSONResponse AgentRevisionList
+
+func (response ListAgentRevisions200JSONResponse) VisitListAgentRevisionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListAgentRevisionsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListAgentRevisionsdefaultJSONResponse) VisitListAgentRevisionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentRevisionRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	RevisionId  RevisionId  `json:"revisionId"`
+}
+
+type GetAgentRevisionResponseObject interface {
+	VisitGetAgentRevisionResponse(w http.ResponseWriter) error
+}
+
+type GetAgentRevision200JSONResponse AgentRevisionEnvelope
+
+func (response GetAgentRevision200JSONResponse) VisitGetAgentRevisionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentRevisiondefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetAgentRevisiondefaultJSONResponse) VisitGetAgentRevisionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListNamespaceAuditEventsRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	Params      ListNamespaceAuditEventsParams
@@ -7336,6 +8127,24 @@ type StrictServerInterface interface {
 
 	// (PATCH /namespaces/{namespaceId})
 	UpdateNamespace(ctx context.Context, request UpdateNamespaceRequestObject) (UpdateNamespaceResponseObject, error)
+	// ListAgents List the Agents the caller may read exactly
+	// (GET /namespaces/{namespaceId}/agents)
+	ListAgents(ctx context.Context, request ListAgentsRequestObject) (ListAgentsResponseObject, error)
+	// CreateAgent Create an Agent (active, desired stopped, no revision, no workload) with its own service principal
+	// (POST /namespaces/{namespaceId}/agents)
+	CreateAgent(ctx context.Context, request CreateAgentRequestObject) (CreateAgentResponseObject, error)
+	// GetAgent Get an Agent
+	// (GET /namespaces/{namespaceId}/agents/{agentId})
+	GetAgent(ctx context.Context, request GetAgentRequestObject) (GetAgentResponseObject, error)
+	// UpdateAgent Change the draft (configurationId required; absent keeps, null clears; plugins {} clears); queues no work
+	// (PATCH /namespaces/{namespaceId}/agents/{agentId})
+	UpdateAgent(ctx context.Context, request UpdateAgentRequestObject) (UpdateAgentResponseObject, error)
+	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
+	ListAgentRevisions(ctx context.Context, request ListAgentRevisionsRequestObject) (ListAgentRevisionsResponseObject, error)
+	// GetAgentRevision Get one immutable revision
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId})
+	GetAgentRevision(ctx context.Context, request GetAgentRevisionRequestObject) (GetAgentRevisionResponseObject, error)
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(ctx context.Context, request ListNamespaceAuditEventsRequestObject) (ListNamespaceAuditEventsResponseObject, error)
@@ -8450,6 +9259,185 @@ func (sh *strictHandler) UpdateNamespace(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateNamespaceResponseObject); ok {
 		if err := validResponse.VisitUpdateNamespaceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAgents operation middleware
+func (sh *strictHandler) ListAgents(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListAgentsParams) {
+	var request ListAgentsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAgents(ctx, request.(ListAgentsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAgents")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAgentsResponseObject); ok {
+		if err := validResponse.VisitListAgentsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateAgent operation middleware
+func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateAgentParams) {
+	var request CreateAgentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	var body CreateAgentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateAgent(ctx, request.(CreateAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateAgent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateAgentResponseObject); ok {
+		if err := validResponse.VisitCreateAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAgent operation middleware
+func (sh *strictHandler) GetAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId) {
+	var request GetAgentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAgent(ctx, request.(GetAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAgent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAgentResponseObject); ok {
+		if err := validResponse.VisitGetAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateAgent operation middleware
+func (sh *strictHandler) UpdateAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params UpdateAgentParams) {
+	var request UpdateAgentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.Params = params
+
+	var body UpdateAgentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateAgent(ctx, request.(UpdateAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateAgent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateAgentResponseObject); ok {
+		if err := validResponse.VisitUpdateAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListAgentRevisions operation middleware
+func (sh *strictHandler) ListAgentRevisions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params ListAgentRevisionsParams) {
+	var request ListAgentRevisionsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListAgentRevisions(ctx, request.(ListAgentRevisionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListAgentRevisions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListAgentRevisionsResponseObject); ok {
+		if err := validResponse.VisitListAgentRevisionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetAgentRevision operation middleware
+func (sh *strictHandler) GetAgentRevision(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId) {
+	var request GetAgentRevisionRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.RevisionId = revisionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAgentRevision(ctx, request.(GetAgentRevisionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAgentRevision")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetAgentRevisionResponseObject); ok {
+		if err := validResponse.VisitGetAgentRevisionResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
