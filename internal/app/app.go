@@ -13,6 +13,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/openclaw/occ/internal/audit"
+	"github.com/openclaw/occ/internal/backends"
+	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/secrets"
@@ -36,6 +38,12 @@ type Options struct {
 	Presets                  []PresetTemplate // installation-wide Presets, seeded into every Namespace
 	ComputeDriver            string           // local | ssh | docker | kubernetes
 	WorkspaceDefaultsID      string           // SHA-256 identity of the pinned runtime's default workspace files
+	// BackendClient issues service account credentials; nil means the
+	// HTTP client of package backends.
+	BackendClient backends.Client
+	// CredentialGateway registers credential sources; nil means the
+	// installation has no gateway (credential source routes answer 409).
+	CredentialGateway credgateway.Client
 }
 
 // Backend is an installation-configured Backend (never created by the API).

@@ -75,6 +75,14 @@ func (a *App) targetLookups() map[occ.Kind]func(ctx context.Context, nsID, id st
 			return err
 		},
 		occ.KindPreset: func(ctx context.Context, nsID, id string) error { _, err := a.st.GetPreset(ctx, nsID, id); return err },
+		occ.KindServiceAccount: func(ctx context.Context, nsID, id string) error {
+			_, err := a.st.GetServiceAccount(ctx, nsID, id)
+			return err
+		},
+		occ.KindCredentialSource: func(ctx context.Context, nsID, id string) error {
+			_, err := a.st.GetCredentialSource(ctx, nsID, id)
+			return err
+		},
 	}
 }
 

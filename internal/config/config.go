@@ -57,6 +57,9 @@ type Config struct {
 	NativeAdminUI NativeAdminUI `yaml:"nativeAdminUI"`
 	// Backends are the installation's Backends (file only).
 	Backends []Backend `yaml:"backends"`
+	// CredentialGateway selects the Credential Gateway that holds model
+	// credentials for dedicated Codex.
+	CredentialGateway CredentialGateway `yaml:"credentialGateway"`
 	// Presets are installation default Presets (file only).
 	Presets []Preset `yaml:"presets"`
 	// PluginCatalogs are the plugin catalogs (file only).
@@ -165,6 +168,15 @@ type Backend struct {
 	// Type is one of chatgpt, github, openshell.
 	Type string `yaml:"type"`
 	// URL is the backend's base URL (http or https), optional.
+	URL string `yaml:"url"`
+}
+
+// CredentialGateway selects the installation's Credential Gateway.
+type CredentialGateway struct {
+	// URL is the gateway's base URL (http or https, no credentials); empty
+	// means the installation has none, and credential source operations
+	// answer 409 CREDENTIAL_GATEWAY_NOT_CONFIGURED. Also settable as
+	// OCC_CREDENTIAL_GATEWAY_URL.
 	URL string `yaml:"url"`
 }
 

@@ -405,6 +405,7 @@ func TestEnvNames(t *testing.T) {
 		"worker.rescueAfter":              "OCC_WORKER_RESCUE_AFTER",
 		"logging.level":                   "OCC_LOGGING_LEVEL",
 		"role":                            "OCC_ROLE",
+		"credentialGateway.url":           "OCC_CREDENTIAL_GATEWAY_URL",
 		"anHTTPServer.x2Value":            "OCC_AN_HTTP_SERVER_X2_VALUE",
 		"nativeAdminUI.cookieDomain.more": "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
 	}
@@ -444,8 +445,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 28 {
-		t.Errorf("len(Keys()) = %d, want 28: %v", len(keys), keys)
+	if len(keys) != 29 {
+		t.Errorf("len(Keys()) = %d, want 29: %v", len(keys), keys)
 	}
 }
 
@@ -782,5 +783,35 @@ func TestRescueAfterMustExceedJobTimeout(t *testing.T) {
 	c, err := Load(Source{Flags: map[string]string{"worker.jobTimeout": "10s", "worker.rescueAfter": "15s"}})
 	if err != nil || c.Worker.RescueAfter.D() != 15*time.Second {
 		t.Fatalf("Load = %v, %v", c, err)
+	}
+}
+
+func TestCredentialGateway(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Source{})
+	if err != nil || c.CredentialGateway.URL != "" {
+		t.Fatalf("default gateway = %q, %v; want none", c.CredentialGateway.URL, err)
+	}
+	c, err = Load(Source{Env: []string{"OCC_CREDENTIAL_GATEWAY_URL=https://gateway.internal:8443/base"}})
+	if err != nil || c.CredentialGateway.URL != "https://gateway.internal:8443/base" {
+		t.Fatalf("from the environment = %q, %v", c.CredentialGateway.URL, err)
+	}
+	dir := t.TempDir()
+	file := dir + "/occ.yaml"
+	if err := os.WriteFile(file, []byte("credentialGateway:\n  url: http://127.0.0.1:9000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Load(Source{File: file}); err != nil || c.CredentialGateway.URL != "http://127.0.0.1:9000" {
+		t.Fatalf("from the file = %q, %v", c.CredentialGateway.URL, err)
+	}
+	if err := os.WriteFile(file, []byte("credentialGateway:\n  url: http://x\n  token: abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(Source{File: file}); err == nil {
+		t.Fatal("an unknown key under credentialGateway was accepted")
+	}
+	for _, bad := range []string{"gateway.internal", "ftp://gateway.internal", "https://user:pw@gateway.internal", "https://"} {
+		_, err := Load(Source{Flags: map[string]string{"credentialGateway.url": bad}})
+		wantProblem(t, err, "credentialGateway.url", "absolute http or https URL")
 	}
 }

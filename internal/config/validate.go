@@ -153,6 +153,9 @@ func (c *Config) Validate() error {
 
 	v.nativeAdminUI(c.NativeAdminUI)
 	backendIDs := v.backends(c.Backends)
+	if c.CredentialGateway.URL != "" {
+		v.serviceURL("credentialGateway.url", c.CredentialGateway.URL)
+	}
 	v.presets(c.Presets, backendIDs)
 	v.pluginCatalogs(c.PluginCatalogs)
 
@@ -295,13 +298,19 @@ func (v *validator) backends(bs []Backend) map[string]bool {
 			v.oneOf(key+".type", b.Type, backendTypes)
 		}
 		if b.URL != "" {
-			u, err := url.Parse(b.URL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-				v.add(key+".url", "%q is not an absolute http or https URL without credentials", b.URL)
-			}
+			v.serviceURL(key+".url", b.URL)
 		}
 	}
 	return ids
+}
+
+// serviceURL checks the base URL of a service occ calls: absolute http or
+// https, with a host and without credentials.
+func (v *validator) serviceURL(key, s string) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		v.add(key, "%q is not an absolute http or https URL without credentials", s)
+	}
 }
 
 func (v *validator) presets(ps []Preset, backendIDs map[string]bool) {

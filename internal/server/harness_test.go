@@ -16,6 +16,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/openclaw/occ/internal/backends"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/httpapi"
@@ -35,6 +36,18 @@ type env struct {
 	admin  string // bootstrap service key
 	client *http.Client
 	spec   *openapi3.T
+}
+
+// withBackend configures a Backend (a boot option).
+func withBackend(b backends.Backend) func(*server.Main) {
+	return func(m *server.Main) {
+		m.Config.Backends = append(m.Config.Backends, config.Backend{ID: b.ID, Type: b.Type, URL: b.URL})
+	}
+}
+
+// withGateway configures the Credential Gateway at url (a boot option).
+func withGateway(url string) func(*server.Main) {
+	return func(m *server.Main) { m.Config.CredentialGateway.URL = url }
 }
 
 // boot starts occ on a fresh data directory; opts adjust the server before

@@ -9,6 +9,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/openclaw/occ/internal/backends/backendstest"
+	"github.com/openclaw/occ/internal/credgateway/credgatewaytest"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -122,7 +124,10 @@ func exampleBody(t *testing.T, r route, fx *fixtures) any {
 // fixture here.
 func TestPermissionMatrix(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		e := boot(t, url, nil)
+		// A Backend and a Credential Gateway, so that the service account
+		// and credential source routes can succeed (a gateway-less server
+		// is TestCredentialSourcesWithoutGateway's).
+		e := boot(t, url, nil, withBackend(backendstest.New(t).Backend(matrixBackendID)), withGateway(credgatewaytest.New(t).URL))
 		other := e.createNamespace("matrix-other-" + occ.NewUUID()[:8])
 		nsRead := occ.P(occ.KindNamespace, occ.ActionRead)
 		for _, r := range routes(t, e.spec) {
@@ -256,6 +261,10 @@ func TestPermissionMatrix(t *testing.T) {
 	})
 }
 
+// matrixBackendID is the Backend the matrix server has (and the
+// createServiceAccount example names).
+const matrixBackendID = "chatgpt-main"
+
 // fixtures makes, on first use, the resources a route's path parameters and
 // example body name, as the admin, in the route's scope.
 type fixtures struct {
@@ -316,6 +325,10 @@ func (f *fixtures) get(name string) string {
 		v = insertRevision(e, f.made["namespaceId"], f.get("agentId"), f.get("configurationId"))
 	case "keyId":
 		v = create("/api/auth/service-keys", map[string]any{"servicePrincipalId": f.get("servicePrincipalId"), "name": "fx"})
+	case "serviceAccountId":
+		v = create("/namespaces/"+f.scope+"/service-accounts", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "backendId": matrixBackendID})
+	case "credentialSourceId":
+		v = create("/namespaces/"+f.scope+"/credential-sources", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "type": "openai"})
 	default:
 		e.t.Fatalf("no fixture for %q: add one to the permission matrix", name)
 	}

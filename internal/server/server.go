@@ -23,9 +23,11 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/backends"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/httpapi"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
@@ -44,6 +46,9 @@ type Main struct {
 	Out    io.Writer // where first-start messages go (the bootstrap password)
 	// Driver overrides the configured compute driver (tests inject faults).
 	Driver compute.Driver
+	// BackendClient overrides the client that asks Backends for service
+	// account credentials (tests shorten its timeout).
+	BackendClient backends.Client
 
 	st       *store.Store
 	keyring  *secrets.Keyring
@@ -182,7 +187,7 @@ func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	cfg := m.Config
 	a, err := app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
-		Secrets: m.keyring})
+		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg)})
 	if err != nil {
 		return err
 	}
@@ -262,6 +267,14 @@ func lockFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("another occ process uses this data directory (%s): %w", path, err)
 	}
 	return f, nil
+}
+
+// gatewayOf is the configured Credential Gateway's client, or nil.
+func gatewayOf(cfg *config.Config) credgateway.Client {
+	if cfg.CredentialGateway.URL == "" {
+		return nil
+	}
+	return credgateway.New(cfg.CredentialGateway.URL)
 }
 
 func backendsOf(cfg *config.Config) []app.Backend {

@@ -81,6 +81,8 @@ var ownedKinds = []struct{ kind, query string }{
 	{"service_principal", `SELECT id FROM principals WHERE namespace_id = $1 AND agent_id IS NULL ORDER BY id LIMIT 100`},
 	{"agent", `SELECT id FROM agents WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
 	{"configuration", `SELECT id FROM configurations WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
+	{"service_account", `SELECT id FROM service_accounts WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
+	{"credential_source", `SELECT id FROM credential_sources WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
 	{"secret", `SELECT id FROM secrets WHERE namespace_id = $1 ORDER BY id LIMIT 100`},
 	// Installation Presets nobody changed go with the Namespace instead.
 	{"preset", `SELECT id FROM presets WHERE namespace_id = $1 AND NOT (source = 'installation' AND version = 1) ORDER BY id LIMIT 100`},

@@ -158,14 +158,17 @@ func (q Q) CountSecretsNotUnder(ctx context.Context, keyID uint32) (int, error) 
 }
 
 // SecretBinders lists what binds a Secret, by kind: Configurations whose
-// secretBindings name it. (Agents and other binders are added here by the
-// issues that introduce them.) The bindings are matched in their stored
-// JSON text, so a Configuration whose bindings cannot be decoded still
-// counts when it names the Secret.
+// secretBindings name it and credential sources that reference it. (Agents
+// and other binders are added here by the issues that introduce them.) The
+// bindings of a Configuration are matched in their stored JSON text, so one
+// whose bindings cannot be decoded still counts when it names the Secret.
 func (q Q) SecretBinders(ctx context.Context, namespaceID, id string) ([]Owned, error) {
 	pattern := `%"` + likeEscape(id) + `"%`
 	rs, err := q.q.QueryContext(ctx, `SELECT 'configuration', id FROM configurations
-		WHERE namespace_id = $1 AND secret_bindings LIKE $2 ESCAPE '\' ORDER BY id LIMIT 100`, namespaceID, pattern)
+		WHERE namespace_id = $1 AND secret_bindings LIKE $2 ESCAPE '\'
+		UNION ALL SELECT DISTINCT 'credential_source', source_id FROM credential_source_secrets
+		WHERE namespace_id = $1 AND secret_id = $3
+		ORDER BY 1, 2 LIMIT 100`, namespaceID, pattern, id)
 	return collect(rs, err, func(r rowScanner) (Owned, error) { var o Owned; return o, r.Scan(&o.Kind, &o.ID) })
 }
 

@@ -101,6 +101,27 @@ func (e AuditEventOutcome) Valid() bool {
 	}
 }
 
+// Defines values for BackendType.
+const (
+	Chatgpt   BackendType = "chatgpt"
+	Github    BackendType = "github"
+	Openshell BackendType = "openshell"
+)
+
+// Valid indicates whether the value is a known member of the BackendType enum.
+func (e BackendType) Valid() bool {
+	switch e {
+	case Chatgpt:
+		return true
+	case Github:
+		return true
+	case Openshell:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConfigurationKind.
 const (
 	ConfigurationKindAgent ConfigurationKind = "agent"
@@ -125,6 +146,27 @@ const (
 func (e ConfigurationCreateKind) Valid() bool {
 	switch e {
 	case ConfigurationCreateKindAgent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CredentialSourceState.
+const (
+	CredentialSourceStateDeleting    CredentialSourceState = "deleting"
+	CredentialSourceStateReady       CredentialSourceState = "ready"
+	CredentialSourceStateRegistering CredentialSourceState = "registering"
+)
+
+// Valid indicates whether the value is a known member of the CredentialSourceState enum.
+func (e CredentialSourceState) Valid() bool {
+	switch e {
+	case CredentialSourceStateDeleting:
+		return true
+	case CredentialSourceStateReady:
+		return true
+	case CredentialSourceStateRegistering:
 		return true
 	default:
 		return false
@@ -371,6 +413,27 @@ const (
 func (e SecretRefKind) Valid() bool {
 	switch e {
 	case SecretRefKindSecret:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ServiceAccountCredentialKind.
+const (
+	ServiceAccountCredentialKindAccessToken      ServiceAccountCredentialKind = "access_token"
+	ServiceAccountCredentialKindApiKey           ServiceAccountCredentialKind = "api_key"
+	ServiceAccountCredentialKindOauthAccessToken ServiceAccountCredentialKind = "oauth_access_token"
+)
+
+// Valid indicates whether the value is a known member of the ServiceAccountCredentialKind enum.
+func (e ServiceAccountCredentialKind) Valid() bool {
+	switch e {
+	case ServiceAccountCredentialKindAccessToken:
+		return true
+	case ServiceAccountCredentialKindApiKey:
+		return true
+	case ServiceAccountCredentialKindOauthAccessToken:
 		return true
 	default:
 		return false
@@ -649,8 +712,23 @@ type AuditEventList struct {
 	Meta ListMeta     `json:"meta"`
 }
 
+// Backend An installation Backend; its URL and other settings are private.
+type Backend struct {
+	Id   string      `json:"id"`
+	Type BackendType `json:"type"`
+}
+
+// BackendType defines model for Backend.Type.
+type BackendType string
+
 // BackendId defines model for BackendId.
 type BackendId = string
+
+// BackendList defines model for BackendList.
+type BackendList struct {
+	Data []Backend `json:"data"`
+	Meta ListMeta  `json:"meta"`
+}
 
 // Binding defines model for Binding.
 type Binding struct {
@@ -744,6 +822,61 @@ type ConfigurationPatch struct {
 	// Values A native OpenClaw configuration document (JSON object).
 	Values *ConfigurationDocument `json:"values,omitempty"`
 }
+
+// CredentialSource defines model for CredentialSource.
+type CredentialSource struct {
+	// Config Settings of the source type, passed to the Credential Gateway; credentials belong in secrets.
+	Config      CredentialSourceConfig `json:"config"`
+	CreatedAt   Timestamp              `json:"createdAt"`
+	Etag        string                 `json:"etag"`
+	Id          string                 `json:"id"`
+	Name        string                 `json:"name"`
+	NamespaceId NamespaceId            `json:"namespaceId"`
+
+	// Secrets A field of the source type → the Secret (of the same Namespace) that supplies it.
+	Secrets   CredentialSourceSecrets `json:"secrets"`
+	State     CredentialSourceState   `json:"state"`
+	Type      string                  `json:"type"`
+	UpdatedAt Timestamp               `json:"updatedAt"`
+}
+
+// CredentialSourceState defines model for CredentialSource.State.
+type CredentialSourceState string
+
+// CredentialSourceConfig Settings of the source type, passed to the Credential Gateway; credentials belong in secrets.
+type CredentialSourceConfig map[string]interface{}
+
+// CredentialSourceCreate Example: {"config":{"organization":"acme"},"name":"openai-team","type":"openai"}
+type CredentialSourceCreate struct {
+	// Config Settings of the source type, passed to the Credential Gateway; credentials belong in secrets.
+	Config *CredentialSourceConfig `json:"config,omitempty"`
+	Name   Name                    `json:"name"`
+
+	// Secrets A field of the source type → the Secret (of the same Namespace) that supplies it.
+	Secrets *CredentialSourceSecrets `json:"secrets,omitempty"`
+	Type    string                   `json:"type"`
+}
+
+// CredentialSourceEnvelope defines model for CredentialSourceEnvelope.
+type CredentialSourceEnvelope struct {
+	Data CredentialSource `json:"data"`
+	Meta Meta             `json:"meta"`
+}
+
+// CredentialSourceList defines model for CredentialSourceList.
+type CredentialSourceList struct {
+	Data []CredentialSource `json:"data"`
+	Meta ListMeta           `json:"meta"`
+}
+
+// CredentialSourcePatch Example: {"secrets":{}}
+type CredentialSourcePatch struct {
+	// Secrets A field of the source type → the Secret (of the same Namespace) that supplies it.
+	Secrets *CredentialSourceSecrets `json:"secrets,omitempty"`
+}
+
+// CredentialSourceSecrets A field of the source type → the Secret (of the same Namespace) that supplies it.
+type CredentialSourceSecrets map[string]SecretRef
 
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
@@ -1099,6 +1232,46 @@ type SecretRefKind string
 // bytes. Write-only: no response ever contains it.
 type SecretValue = json.RawMessage
 
+// ServiceAccount defines model for ServiceAccount.
+type ServiceAccount struct {
+	BackendId   string                                      `json:"backendId"`
+	CreatedAt   Timestamp                                   `json:"createdAt"`
+	Credential  nullable.Nullable[ServiceAccountCredential] `json:"credential"`
+	Etag        string                                      `json:"etag"`
+	Id          string                                      `json:"id"`
+	Name        string                                      `json:"name"`
+	NamespaceId NamespaceId                                 `json:"namespaceId"`
+	UpdatedAt   Timestamp                                   `json:"updatedAt"`
+}
+
+// ServiceAccountCreate Example: {"backendId":"chatgpt-main","name":"codex-bot"}
+type ServiceAccountCreate struct {
+	// BackendId A Backend of GET /backends.
+	BackendId string `json:"backendId"`
+	Name      Name   `json:"name"`
+}
+
+// ServiceAccountCredential The issued credential's public metadata; the credential itself is never returned.
+type ServiceAccountCredential struct {
+	IssuedAt Timestamp                    `json:"issuedAt"`
+	Kind     ServiceAccountCredentialKind `json:"kind"`
+}
+
+// ServiceAccountCredentialKind defines model for ServiceAccountCredential.Kind.
+type ServiceAccountCredentialKind string
+
+// ServiceAccountEnvelope defines model for ServiceAccountEnvelope.
+type ServiceAccountEnvelope struct {
+	Data ServiceAccount `json:"data"`
+	Meta Meta           `json:"meta"`
+}
+
+// ServiceAccountList defines model for ServiceAccountList.
+type ServiceAccountList struct {
+	Data []ServiceAccount `json:"data"`
+	Meta ListMeta         `json:"meta"`
+}
+
 // ServiceKey defines model for ServiceKey.
 type ServiceKey struct {
 	CreatedAt Timestamp `json:"createdAt"`
@@ -1202,6 +1375,9 @@ type BindingId = string
 // ConfigurationId defines model for ConfigurationId.
 type ConfigurationId = string
 
+// CredentialSourceId defines model for CredentialSourceId.
+type CredentialSourceId = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -1235,6 +1411,9 @@ type RoleId = string
 // SecretId defines model for SecretId.
 type SecretId = string
 
+// ServiceAccountId defines model for ServiceAccountId.
+type ServiceAccountId = string
+
 // ServicePrincipalId defines model for ServicePrincipalId.
 type ServicePrincipalId = string
 
@@ -1266,6 +1445,12 @@ type ListAuditEventsParamsKind string
 
 // ListAuditEventsParamsOutcome defines parameters for ListAuditEvents.
 type ListAuditEventsParamsOutcome string
+
+// ListBackendsParams defines parameters for ListBackends.
+type ListBackendsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
 
 // ListBindingsParams defines parameters for ListBindings.
 type ListBindingsParams struct {
@@ -1407,6 +1592,28 @@ type UpdateConfigurationParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// ListCredentialSourcesParams defines parameters for ListCredentialSources.
+type ListCredentialSourcesParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateCredentialSourceParams defines parameters for CreateCredentialSource.
+type CreateCredentialSourceParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteCredentialSourceParams defines parameters for DeleteCredentialSource.
+type DeleteCredentialSourceParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// UpdateCredentialSourceParams defines parameters for UpdateCredentialSource.
+type UpdateCredentialSourceParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
 // ListNamespaceBindingsParams defines parameters for ListNamespaceBindings.
 type ListNamespaceBindingsParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
@@ -1487,6 +1694,29 @@ type UpdateSecretParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// ListServiceAccountsParams defines parameters for ListServiceAccounts.
+type ListServiceAccountsParams struct {
+	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// CreateServiceAccountParams defines parameters for CreateServiceAccount.
+type CreateServiceAccountParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteServiceAccountParams defines parameters for DeleteServiceAccount.
+type DeleteServiceAccountParams struct {
+	IfMatch *IfMatch `json:"If-Match,omitempty"`
+}
+
+// IssueServiceAccountCredentialParams defines parameters for IssueServiceAccountCredential.
+type IssueServiceAccountCredentialParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // CreateServiceKeyJSONRequestBody defines body for CreateServiceKey for application/json ContentType.
 type CreateServiceKeyJSONRequestBody = ServiceKeyCreate
 
@@ -1526,6 +1756,12 @@ type CreateConfigurationJSONRequestBody = ConfigurationCreate
 // UpdateConfigurationJSONRequestBody defines body for UpdateConfiguration for application/json ContentType.
 type UpdateConfigurationJSONRequestBody = ConfigurationPatch
 
+// CreateCredentialSourceJSONRequestBody defines body for CreateCredentialSource for application/json ContentType.
+type CreateCredentialSourceJSONRequestBody = CredentialSourceCreate
+
+// UpdateCredentialSourceJSONRequestBody defines body for UpdateCredentialSource for application/json ContentType.
+type UpdateCredentialSourceJSONRequestBody = CredentialSourcePatch
+
 // CreateNamespaceBindingJSONRequestBody defines body for CreateNamespaceBinding for application/json ContentType.
 type CreateNamespaceBindingJSONRequestBody = BindingCreate
 
@@ -1546,6 +1782,9 @@ type CreateSecretJSONRequestBody = SecretCreate
 
 // UpdateSecretJSONRequestBody defines body for UpdateSecret for application/json ContentType.
 type UpdateSecretJSONRequestBody = SecretPatch
+
+// CreateServiceAccountJSONRequestBody defines body for CreateServiceAccount for application/json ContentType.
+type CreateServiceAccountJSONRequestBody = ServiceAccountCreate
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -1573,6 +1812,9 @@ type ServerInterface interface {
 
 	// (GET /audit-events)
 	ListAuditEvents(w http.ResponseWriter, r *http.Request, params ListAuditEventsParams)
+	// ListBackends List the installation's Backends (declared in the installation configuration only)
+	// (GET /backends)
+	ListBackends(w http.ResponseWriter, r *http.Request, params ListBackendsParams)
 
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
@@ -1693,6 +1935,21 @@ type ServerInterface interface {
 	// UpdateConfiguration Merge-patch the document (RFC 7386), rename, or replace the bindings; increments generation
 	// (PATCH /namespaces/{namespaceId}/configurations/{configurationId})
 	UpdateConfiguration(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, configurationId ConfigurationId, params UpdateConfigurationParams)
+	// ListCredentialSources List the Namespace's credential sources the caller may read (409 without a Credential Gateway)
+	// (GET /namespaces/{namespaceId}/credential-sources)
+	ListCredentialSources(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListCredentialSourcesParams)
+	// CreateCredentialSource Create a credential source and register it with the Credential Gateway
+	// (POST /namespaces/{namespaceId}/credential-sources)
+	CreateCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateCredentialSourceParams)
+	// DeleteCredentialSource Remove a credential source from the gateway and delete it (503 keeps it deleting; repeat to retry)
+	// (DELETE /namespaces/{namespaceId}/credential-sources/{credentialSourceId})
+	DeleteCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, credentialSourceId CredentialSourceId, params DeleteCredentialSourceParams)
+	// GetCredentialSource Get a credential source
+	// (GET /namespaces/{namespaceId}/credential-sources/{credentialSourceId})
+	GetCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, credentialSourceId CredentialSourceId)
+	// UpdateCredentialSource Replace the Secrets of a ready credential source ({} clears them)
+	// (PATCH /namespaces/{namespaceId}/credential-sources/{credentialSourceId})
+	UpdateCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, credentialSourceId CredentialSourceId, params UpdateCredentialSourceParams)
 	// ListNamespaceBindings List namespace bindings
 	// (GET /namespaces/{namespaceId}/iam/bindings)
 	ListNamespaceBindings(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceBindingsParams)
@@ -1759,6 +2016,21 @@ type ServerInterface interface {
 	// UpdateSecret Replace a Secret's value (stored, not delivered; running gateways keep theirs until redeployed); increments version
 	// (PATCH /namespaces/{namespaceId}/secrets/{secretId})
 	UpdateSecret(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, secretId SecretId, params UpdateSecretParams)
+	// ListServiceAccounts List the Namespace's service accounts the caller may read
+	// (GET /namespaces/{namespaceId}/service-accounts)
+	ListServiceAccounts(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListServiceAccountsParams)
+	// CreateServiceAccount Create a service account tied to a configured Backend (no credential yet)
+	// (POST /namespaces/{namespaceId}/service-accounts)
+	CreateServiceAccount(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateServiceAccountParams)
+	// DeleteServiceAccount Delete a service account nothing references, with its stored credential
+	// (DELETE /namespaces/{namespaceId}/service-accounts/{serviceAccountId})
+	DeleteServiceAccount(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, serviceAccountId ServiceAccountId, params DeleteServiceAccountParams)
+	// GetServiceAccount Get a service account (never its credential)
+	// (GET /namespaces/{namespaceId}/service-accounts/{serviceAccountId})
+	GetServiceAccount(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, serviceAccountId ServiceAccountId)
+	// IssueServiceAccountCredential Have the account's Backend issue its credential (kept encrypted; a second issue is 409)
+	// (POST /namespaces/{namespaceId}/service-accounts/{serviceAccountId}/credentials)
+	IssueServiceAccountCredential(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, serviceAccountId ServiceAccountId, params IssueServiceAccountCredentialParams)
 
 	// (GET /openapi.json)
 	GetOpenAPI(w http.ResponseWriter, r *http.Request)
@@ -2074,6 +2346,52 @@ func (siw *ServerInterfaceWrapper) ListAuditEvents(w http.ResponseWriter, r *htt
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListAuditEvents(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListBackends operation middleware
+func (siw *ServerInterfaceWrapper) ListBackends(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBackendsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListBackends(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3729,6 +4047,264 @@ func (siw *ServerInterfaceWrapper) UpdateConfiguration(w http.ResponseWriter, r 
 	handler.ServeHTTP(w, r)
 }
 
+// ListCredentialSources operation middleware
+func (siw *ServerInterfaceWrapper) ListCredentialSources(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCredentialSourcesParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListCredentialSources(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateCredentialSource operation middleware
+func (siw *ServerInterfaceWrapper) CreateCredentialSource(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateCredentialSourceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateCredentialSource(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteCredentialSource operation middleware
+func (siw *ServerInterfaceWrapper) DeleteCredentialSource(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "credentialSourceId" -------------
+	var credentialSourceId CredentialSourceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "credentialSourceId", r.PathValue("credentialSourceId"), &credentialSourceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "credentialSourceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteCredentialSourceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteCredentialSource(w, r, namespaceId, credentialSourceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetCredentialSource operation middleware
+func (siw *ServerInterfaceWrapper) GetCredentialSource(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "credentialSourceId" -------------
+	var credentialSourceId CredentialSourceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "credentialSourceId", r.PathValue("credentialSourceId"), &credentialSourceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "credentialSourceId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetCredentialSource(w, r, namespaceId, credentialSourceId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// UpdateCredentialSource operation middleware
+func (siw *ServerInterfaceWrapper) UpdateCredentialSource(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "credentialSourceId" -------------
+	var credentialSourceId CredentialSourceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "credentialSourceId", r.PathValue("credentialSourceId"), &credentialSourceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "credentialSourceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params UpdateCredentialSourceParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.UpdateCredentialSource(w, r, namespaceId, credentialSourceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListNamespaceBindings operation middleware
 func (siw *ServerInterfaceWrapper) ListNamespaceBindings(w http.ResponseWriter, r *http.Request) {
 
@@ -4770,6 +5346,264 @@ func (siw *ServerInterfaceWrapper) UpdateSecret(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// ListServiceAccounts operation middleware
+func (siw *ServerInterfaceWrapper) ListServiceAccounts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListServiceAccountsParams
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", r.URL.Query(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageSize"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageSize", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", r.URL.Query(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "pageToken"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "pageToken", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListServiceAccounts(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateServiceAccount operation middleware
+func (siw *ServerInterfaceWrapper) CreateServiceAccount(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreateServiceAccountParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateServiceAccount(w, r, namespaceId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeleteServiceAccount operation middleware
+func (siw *ServerInterfaceWrapper) DeleteServiceAccount(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "serviceAccountId" -------------
+	var serviceAccountId ServiceAccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "serviceAccountId", r.PathValue("serviceAccountId"), &serviceAccountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "serviceAccountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeleteServiceAccountParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "If-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-Match")]; found {
+		var IfMatch IfMatch
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "If-Match", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-Match", valueList[0], &IfMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "If-Match", Err: err})
+			return
+		}
+
+		params.IfMatch = &IfMatch
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteServiceAccount(w, r, namespaceId, serviceAccountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetServiceAccount operation middleware
+func (siw *ServerInterfaceWrapper) GetServiceAccount(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "serviceAccountId" -------------
+	var serviceAccountId ServiceAccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "serviceAccountId", r.PathValue("serviceAccountId"), &serviceAccountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "serviceAccountId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetServiceAccount(w, r, namespaceId, serviceAccountId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// IssueServiceAccountCredential operation middleware
+func (siw *ServerInterfaceWrapper) IssueServiceAccountCredential(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "serviceAccountId" -------------
+	var serviceAccountId ServiceAccountId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "serviceAccountId", r.PathValue("serviceAccountId"), &serviceAccountId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "serviceAccountId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params IssueServiceAccountCredentialParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.IssueServiceAccountCredential(w, r, namespaceId, serviceAccountId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetOpenAPI operation middleware
 func (siw *ServerInterfaceWrapper) GetOpenAPI(w http.ResponseWriter, r *http.Request) {
 
@@ -5005,6 +5839,17 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}", wrapper.UpdateAgent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions", wrapper.ListAgentRevisions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}", wrapper.GetAgentRevision)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/backends", wrapper.ListBackends)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/service-accounts", wrapper.ListServiceAccounts)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/service-accounts", wrapper.CreateServiceAccount)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/service-accounts/{serviceAccountId}", wrapper.DeleteServiceAccount)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/service-accounts/{serviceAccountId}", wrapper.GetServiceAccount)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/service-accounts/{serviceAccountId}/credentials", wrapper.IssueServiceAccountCredential)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources", wrapper.ListCredentialSources)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources", wrapper.CreateCredentialSource)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.DeleteCredentialSource)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.GetCredentialSource)
+	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.UpdateCredentialSource)
 
 	return m
 }
@@ -5324,6 +6169,45 @@ type ListAuditEventsdefaultJSONResponse struct {
 }
 
 func (response ListAuditEventsdefaultJSONResponse) VisitListAuditEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBackendsRequestObject struct {
+	Params ListBackendsParams
+}
+
+type ListBackendsResponseObject interface {
+	VisitListBackendsResponse(w http.ResponseWriter) error
+}
+
+type ListBackends200JSONResponse BackendList
+
+func (response ListBackends200JSONResponse) VisitListBackendsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBackendsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListBackendsdefaultJSONResponse) VisitListBackendsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -6982,6 +7866,234 @@ func (response UpdateConfigurationdefaultJSONResponse) VisitUpdateConfigurationR
 	return err
 }
 
+type ListCredentialSourcesRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListCredentialSourcesParams
+}
+
+type ListCredentialSourcesResponseObject interface {
+	VisitListCredentialSourcesResponse(w http.ResponseWriter) error
+}
+
+type ListCredentialSources200JSONResponse CredentialSourceList
+
+func (response ListCredentialSources200JSONResponse) VisitListCredentialSourcesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCredentialSourcesdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListCredentialSourcesdefaultJSONResponse) VisitListCredentialSourcesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCredentialSourceRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreateCredentialSourceParams
+	Body        *CreateCredentialSourceJSONRequestBody
+}
+
+type CreateCredentialSourceResponseObject interface {
+	VisitCreateCredentialSourceResponse(w http.ResponseWriter) error
+}
+
+type CreateCredentialSource201ResponseHeaders struct {
+	ETag *string
+}
+
+type CreateCredentialSource201JSONResponse struct {
+	Body    CredentialSourceEnvelope
+	Headers CreateCredentialSource201ResponseHeaders
+}
+
+func (response CreateCredentialSource201JSONResponse) VisitCreateCredentialSourceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateCredentialSourcedefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateCredentialSourcedefaultJSONResponse) VisitCreateCredentialSourceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteCredentialSourceRequestObject struct {
+	NamespaceId        NamespaceId        `json:"namespaceId"`
+	CredentialSourceId CredentialSourceId `json:"credentialSourceId"`
+	Params             DeleteCredentialSourceParams
+}
+
+type DeleteCredentialSourceResponseObject interface {
+	VisitDeleteCredentialSourceResponse(w http.ResponseWriter) error
+}
+
+type DeleteCredentialSource204Response struct {
+}
+
+func (response DeleteCredentialSource204Response) VisitDeleteCredentialSourceResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteCredentialSourcedefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteCredentialSourcedefaultJSONResponse) VisitDeleteCredentialSourceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredentialSourceRequestObject struct {
+	NamespaceId        NamespaceId        `json:"namespaceId"`
+	CredentialSourceId CredentialSourceId `json:"credentialSourceId"`
+}
+
+type GetCredentialSourceResponseObject interface {
+	VisitGetCredentialSourceResponse(w http.ResponseWriter) error
+}
+
+type GetCredentialSource200ResponseHeaders struct {
+	ETag *string
+}
+
+type GetCredentialSource200JSONResponse struct {
+	Body    CredentialSourceEnvelope
+	Headers GetCredentialSource200ResponseHeaders
+}
+
+func (response GetCredentialSource200JSONResponse) VisitGetCredentialSourceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCredentialSourcedefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetCredentialSourcedefaultJSONResponse) VisitGetCredentialSourceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCredentialSourceRequestObject struct {
+	NamespaceId        NamespaceId        `json:"namespaceId"`
+	CredentialSourceId CredentialSourceId `json:"credentialSourceId"`
+	Params             UpdateCredentialSourceParams
+	Body               *UpdateCredentialSourceJSONRequestBody
+}
+
+type UpdateCredentialSourceResponseObject interface {
+	VisitUpdateCredentialSourceResponse(w http.ResponseWriter) error
+}
+
+type UpdateCredentialSource200ResponseHeaders struct {
+	ETag *string
+}
+
+type UpdateCredentialSource200JSONResponse struct {
+	Body    CredentialSourceEnvelope
+	Headers UpdateCredentialSource200ResponseHeaders
+}
+
+func (response UpdateCredentialSource200JSONResponse) VisitUpdateCredentialSourceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateCredentialSourcedefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response UpdateCredentialSourcedefaultJSONResponse) VisitUpdateCredentialSourceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListNamespaceBindingsRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	Params      ListNamespaceBindingsParams
@@ -7903,6 +9015,233 @@ func (response UpdateSecretdefaultJSONResponse) VisitUpdateSecretResponse(w http
 	return err
 }
 
+type ListServiceAccountsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      ListServiceAccountsParams
+}
+
+type ListServiceAccountsResponseObject interface {
+	VisitListServiceAccountsResponse(w http.ResponseWriter) error
+}
+
+type ListServiceAccounts200JSONResponse ServiceAccountList
+
+func (response ListServiceAccounts200JSONResponse) VisitListServiceAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListServiceAccountsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response ListServiceAccountsdefaultJSONResponse) VisitListServiceAccountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateServiceAccountRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Params      CreateServiceAccountParams
+	Body        *CreateServiceAccountJSONRequestBody
+}
+
+type CreateServiceAccountResponseObject interface {
+	VisitCreateServiceAccountResponse(w http.ResponseWriter) error
+}
+
+type CreateServiceAccount201ResponseHeaders struct {
+	ETag *string
+}
+
+type CreateServiceAccount201JSONResponse struct {
+	Body    ServiceAccountEnvelope
+	Headers CreateServiceAccount201ResponseHeaders
+}
+
+func (response CreateServiceAccount201JSONResponse) VisitCreateServiceAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateServiceAccountdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response CreateServiceAccountdefaultJSONResponse) VisitCreateServiceAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteServiceAccountRequestObject struct {
+	NamespaceId      NamespaceId      `json:"namespaceId"`
+	ServiceAccountId ServiceAccountId `json:"serviceAccountId"`
+	Params           DeleteServiceAccountParams
+}
+
+type DeleteServiceAccountResponseObject interface {
+	VisitDeleteServiceAccountResponse(w http.ResponseWriter) error
+}
+
+type DeleteServiceAccount204Response struct {
+}
+
+func (response DeleteServiceAccount204Response) VisitDeleteServiceAccountResponse(w http.ResponseWriter) error {
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteServiceAccountdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteServiceAccountdefaultJSONResponse) VisitDeleteServiceAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetServiceAccountRequestObject struct {
+	NamespaceId      NamespaceId      `json:"namespaceId"`
+	ServiceAccountId ServiceAccountId `json:"serviceAccountId"`
+}
+
+type GetServiceAccountResponseObject interface {
+	VisitGetServiceAccountResponse(w http.ResponseWriter) error
+}
+
+type GetServiceAccount200ResponseHeaders struct {
+	ETag *string
+}
+
+type GetServiceAccount200JSONResponse struct {
+	Body    ServiceAccountEnvelope
+	Headers GetServiceAccount200ResponseHeaders
+}
+
+func (response GetServiceAccount200JSONResponse) VisitGetServiceAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetServiceAccountdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetServiceAccountdefaultJSONResponse) VisitGetServiceAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueServiceAccountCredentialRequestObject struct {
+	NamespaceId      NamespaceId      `json:"namespaceId"`
+	ServiceAccountId ServiceAccountId `json:"serviceAccountId"`
+	Params           IssueServiceAccountCredentialParams
+}
+
+type IssueServiceAccountCredentialResponseObject interface {
+	VisitIssueServiceAccountCredentialResponse(w http.ResponseWriter) error
+}
+
+type IssueServiceAccountCredential201ResponseHeaders struct {
+	ETag *string
+}
+
+type IssueServiceAccountCredential201JSONResponse struct {
+	Body    ServiceAccountEnvelope
+	Headers IssueServiceAccountCredential201ResponseHeaders
+}
+
+func (response IssueServiceAccountCredential201JSONResponse) VisitIssueServiceAccountCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.ETag != nil {
+		w.Header().Set("ETag", fmt.Sprint(*response.Headers.ETag))
+	}
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type IssueServiceAccountCredentialdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response IssueServiceAccountCredentialdefaultJSONResponse) VisitIssueServiceAccountCredentialResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetOpenAPIRequestObject struct {
 }
 
@@ -8043,6 +9382,9 @@ type StrictServerInterface interface {
 
 	// (GET /audit-events)
 	ListAuditEvents(ctx context.Context, request ListAuditEventsRequestObject) (ListAuditEventsResponseObject, error)
+	// ListBackends List the installation's Backends (declared in the installation configuration only)
+	// (GET /backends)
+	ListBackends(ctx context.Context, request ListBackendsRequestObject) (ListBackendsResponseObject, error)
 
 	// (GET /healthz)
 	GetHealth(ctx context.Context, request GetHealthRequestObject) (GetHealthResponseObject, error)
@@ -8163,6 +9505,21 @@ type StrictServerInterface interface {
 	// UpdateConfiguration Merge-patch the document (RFC 7386), rename, or replace the bindings; increments generation
 	// (PATCH /namespaces/{namespaceId}/configurations/{configurationId})
 	UpdateConfiguration(ctx context.Context, request UpdateConfigurationRequestObject) (UpdateConfigurationResponseObject, error)
+	// ListCredentialSources List the Namespace's credential sources the caller may read (409 without a Credential Gateway)
+	// (GET /namespaces/{namespaceId}/credential-sources)
+	ListCredentialSources(ctx context.Context, request ListCredentialSourcesRequestObject) (ListCredentialSourcesResponseObject, error)
+	// CreateCredentialSource Create a credential source and register it with the Credential Gateway
+	// (POST /namespaces/{namespaceId}/credential-sources)
+	CreateCredentialSource(ctx context.Context, request CreateCredentialSourceRequestObject) (CreateCredentialSourceResponseObject, error)
+	// DeleteCredentialSource Remove a credential source from the gateway and delete it (503 keeps it deleting; repeat to retry)
+	// (DELETE /namespaces/{namespaceId}/credential-sources/{credentialSourceId})
+	DeleteCredentialSource(ctx context.Context, request DeleteCredentialSourceRequestObject) (DeleteCredentialSourceResponseObject, error)
+	// GetCredentialSource Get a credential source
+	// (GET /namespaces/{namespaceId}/credential-sources/{credentialSourceId})
+	GetCredentialSource(ctx context.Context, request GetCredentialSourceRequestObject) (GetCredentialSourceResponseObject, error)
+	// UpdateCredentialSource Replace the Secrets of a ready credential source ({} clears them)
+	// (PATCH /namespaces/{namespaceId}/credential-sources/{credentialSourceId})
+	UpdateCredentialSource(ctx context.Context, request UpdateCredentialSourceRequestObject) (UpdateCredentialSourceResponseObject, error)
 	// ListNamespaceBindings List namespace bindings
 	// (GET /namespaces/{namespaceId}/iam/bindings)
 	ListNamespaceBindings(ctx context.Context, request ListNamespaceBindingsRequestObject) (ListNamespaceBindingsResponseObject, error)
@@ -8229,6 +9586,21 @@ type StrictServerInterface interface {
 	// UpdateSecret Replace a Secret's value (stored, not delivered; running gateways keep theirs until redeployed); increments version
 	// (PATCH /namespaces/{namespaceId}/secrets/{secretId})
 	UpdateSecret(ctx context.Context, request UpdateSecretRequestObject) (UpdateSecretResponseObject, error)
+	// ListServiceAccounts List the Namespace's service accounts the caller may read
+	// (GET /namespaces/{namespaceId}/service-accounts)
+	ListServiceAccounts(ctx context.Context, request ListServiceAccountsRequestObject) (ListServiceAccountsResponseObject, error)
+	// CreateServiceAccount Create a service account tied to a configured Backend (no credential yet)
+	// (POST /namespaces/{namespaceId}/service-accounts)
+	CreateServiceAccount(ctx context.Context, request CreateServiceAccountRequestObject) (CreateServiceAccountResponseObject, error)
+	// DeleteServiceAccount Delete a service account nothing references, with its stored credential
+	// (DELETE /namespaces/{namespaceId}/service-accounts/{serviceAccountId})
+	DeleteServiceAccount(ctx context.Context, request DeleteServiceAccountRequestObject) (DeleteServiceAccountResponseObject, error)
+	// GetServiceAccount Get a service account (never its credential)
+	// (GET /namespaces/{namespaceId}/service-accounts/{serviceAccountId})
+	GetServiceAccount(ctx context.Context, request GetServiceAccountRequestObject) (GetServiceAccountResponseObject, error)
+	// IssueServiceAccountCredential Have the account's Backend issue its credential (kept encrypted; a second issue is 409)
+	// (POST /namespaces/{namespaceId}/service-accounts/{serviceAccountId}/credentials)
+	IssueServiceAccountCredential(ctx context.Context, request IssueServiceAccountCredentialRequestObject) (IssueServiceAccountCredentialResponseObject, error)
 
 	// (GET /openapi.json)
 	GetOpenAPI(ctx context.Context, request GetOpenAPIRequestObject) (GetOpenAPIResponseObject, error)
@@ -8486,6 +9858,32 @@ func (sh *strictHandler) ListAuditEvents(w http.ResponseWriter, r *http.Request,
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListAuditEventsResponseObject); ok {
 		if err := validResponse.VisitListAuditEventsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListBackends operation middleware
+func (sh *strictHandler) ListBackends(w http.ResponseWriter, r *http.Request, params ListBackendsParams) {
+	var request ListBackendsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBackends(ctx, request.(ListBackendsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBackends")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListBackendsResponseObject); ok {
+		if err := validResponse.VisitListBackendsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -9623,6 +11021,157 @@ func (sh *strictHandler) UpdateConfiguration(w http.ResponseWriter, r *http.Requ
 	}
 }
 
+// ListCredentialSources operation middleware
+func (sh *strictHandler) ListCredentialSources(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListCredentialSourcesParams) {
+	var request ListCredentialSourcesRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCredentialSources(ctx, request.(ListCredentialSourcesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCredentialSources")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListCredentialSourcesResponseObject); ok {
+		if err := validResponse.VisitListCredentialSourcesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateCredentialSource operation middleware
+func (sh *strictHandler) CreateCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateCredentialSourceParams) {
+	var request CreateCredentialSourceRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	var body CreateCredentialSourceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateCredentialSource(ctx, request.(CreateCredentialSourceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateCredentialSource")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateCredentialSourceResponseObject); ok {
+		if err := validResponse.VisitCreateCredentialSourceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteCredentialSource operation middleware
+func (sh *strictHandler) DeleteCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, credentialSourceId CredentialSourceId, params DeleteCredentialSourceParams) {
+	var request DeleteCredentialSourceRequestObject
+
+	request.NamespaceId = namespaceId
+	request.CredentialSourceId = credentialSourceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteCredentialSource(ctx, request.(DeleteCredentialSourceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteCredentialSource")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteCredentialSourceResponseObject); ok {
+		if err := validResponse.VisitDeleteCredentialSourceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetCredentialSource operation middleware
+func (sh *strictHandler) GetCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, credentialSourceId CredentialSourceId) {
+	var request GetCredentialSourceRequestObject
+
+	request.NamespaceId = namespaceId
+	request.CredentialSourceId = credentialSourceId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCredentialSource(ctx, request.(GetCredentialSourceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCredentialSource")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetCredentialSourceResponseObject); ok {
+		if err := validResponse.VisitGetCredentialSourceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// UpdateCredentialSource operation middleware
+func (sh *strictHandler) UpdateCredentialSource(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, credentialSourceId CredentialSourceId, params UpdateCredentialSourceParams) {
+	var request UpdateCredentialSourceRequestObject
+
+	request.NamespaceId = namespaceId
+	request.CredentialSourceId = credentialSourceId
+	request.Params = params
+
+	var body UpdateCredentialSourceJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateCredentialSource(ctx, request.(UpdateCredentialSourceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateCredentialSource")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(UpdateCredentialSourceResponseObject); ok {
+		if err := validResponse.VisitUpdateCredentialSourceResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListNamespaceBindings operation middleware
 func (sh *strictHandler) ListNamespaceBindings(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceBindingsParams) {
 	var request ListNamespaceBindingsRequestObject
@@ -10263,6 +11812,150 @@ func (sh *strictHandler) UpdateSecret(w http.ResponseWriter, r *http.Request, na
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(UpdateSecretResponseObject); ok {
 		if err := validResponse.VisitUpdateSecretResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListServiceAccounts operation middleware
+func (sh *strictHandler) ListServiceAccounts(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListServiceAccountsParams) {
+	var request ListServiceAccountsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListServiceAccounts(ctx, request.(ListServiceAccountsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListServiceAccounts")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListServiceAccountsResponseObject); ok {
+		if err := validResponse.VisitListServiceAccountsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateServiceAccount operation middleware
+func (sh *strictHandler) CreateServiceAccount(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateServiceAccountParams) {
+	var request CreateServiceAccountRequestObject
+
+	request.NamespaceId = namespaceId
+	request.Params = params
+
+	var body CreateServiceAccountJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateServiceAccount(ctx, request.(CreateServiceAccountRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateServiceAccount")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateServiceAccountResponseObject); ok {
+		if err := validResponse.VisitCreateServiceAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DeleteServiceAccount operation middleware
+func (sh *strictHandler) DeleteServiceAccount(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, serviceAccountId ServiceAccountId, params DeleteServiceAccountParams) {
+	var request DeleteServiceAccountRequestObject
+
+	request.NamespaceId = namespaceId
+	request.ServiceAccountId = serviceAccountId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteServiceAccount(ctx, request.(DeleteServiceAccountRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteServiceAccount")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteServiceAccountResponseObject); ok {
+		if err := validResponse.VisitDeleteServiceAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetServiceAccount operation middleware
+func (sh *strictHandler) GetServiceAccount(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, serviceAccountId ServiceAccountId) {
+	var request GetServiceAccountRequestObject
+
+	request.NamespaceId = namespaceId
+	request.ServiceAccountId = serviceAccountId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetServiceAccount(ctx, request.(GetServiceAccountRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetServiceAccount")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetServiceAccountResponseObject); ok {
+		if err := validResponse.VisitGetServiceAccountResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// IssueServiceAccountCredential operation middleware
+func (sh *strictHandler) IssueServiceAccountCredential(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, serviceAccountId ServiceAccountId, params IssueServiceAccountCredentialParams) {
+	var request IssueServiceAccountCredentialRequestObject
+
+	request.NamespaceId = namespaceId
+	request.ServiceAccountId = serviceAccountId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.IssueServiceAccountCredential(ctx, request.(IssueServiceAccountCredentialRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "IssueServiceAccountCredential")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(IssueServiceAccountCredentialResponseObject); ok {
+		if err := validResponse.VisitIssueServiceAccountCredentialResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
