@@ -1,0 +1,258 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Version is the pinned OpenClaw release occ runs.
+const Version = "2026.9.6"
+
+// ConfigFileName is the name occ gives the rendered configuration file.
+const ConfigFileName = "openclaw.json"
+
+// PasswordEnvRef is the value occ writes for gateway.auth.password: a
+// reference the gateway resolves from its environment, so the secret itself
+// never reaches the file.
+const PasswordEnvRef = "${OPENCLAW_GATEWAY_PASSWORD}"
+
+// RenderInput is what RenderConfig needs.
+type RenderInput struct {
+	// Document is the Configuration document (a JSON object; nil is {}).
+	Document map[string]any
+	// Port is gateway.port (the loopback port the gateway listens on).
+	Port int
+	// WorkspaceDir is agents.defaults.workspace and LogFile is logging.file;
+	// both must be absolute.
+	WorkspaceDir string
+	LogFile      string
+	// TrustedProxy, when set, renders the trusted-proxy auth mode instead of
+	// token auth (reference/openclaw-runtime.md §3).
+	TrustedProxy *TrustedProxy
+}
+
+// TrustedProxy is the gateway side of the native admin UI proxy.
+type TrustedProxy struct {
+	// Proxies is gateway.trustedProxies: the addresses occ's proxy connects
+	// from (for a same-host proxy, "127.0.0.1"). Required.
+	Proxies []string
+	// UserHeader names the header carrying the user; default
+	// "x-forwarded-user".
+	UserHeader string
+	// AllowLoopback is required for a proxy on the same host.
+	AllowLoopback bool
+	// DeviceAutoApprove approves the browser's device identity without a
+	// separate device.pair.approve.
+	DeviceAutoApprove bool
+	// IdentityScopes grants extra scopes per user (e.g. operator.admin).
+	IdentityScopes map[string][]string
+	// AllowedOrigins is gateway.controlUi.allowedOrigins (the browser host).
+	AllowedOrigins []string
+	// BackendPassword adds gateway.auth.password = PasswordEnvRef, so that a
+	// backend client (occ itself) can still connect with the password from
+	// OPENCLAW_GATEWAY_PASSWORD; a token is not accepted in this mode.
+	BackendPassword bool
+}
+
+// RenderConfig produces openclaw.json: the document with the occ-owned keys
+// laid over it. They always win, whatever the document says:
+//
+//	gateway.mode                      "local"
+//	gateway.bind                      "loopback"
+//	gateway.port                      Port
+//	gateway.auth                      replaced whole: {"mode":"token"}, or the trusted-proxy block
+//	gateway.trustedProxies            removed, or TrustedProxy.Proxies
+//	gateway.controlUi.allowedOrigins  TrustedProxy.AllowedOrigins (trusted-proxy mode only)
+//	agents.defaults.workspace         WorkspaceDir
+//	logging.file                      LogFile
+//	models.catalogRefresh.enabled     false
+//	update.checkOnStart               false
+//
+// No secret is written: the token reaches the gateway through
+// OPENCLAW_GATEWAY_TOKEN (LaunchEnv), the password through a reference.
+// The output is deterministic: keys sorted at every level, two-space indent,
+// no HTML escaping, one trailing newline.
+func RenderConfig(in RenderInput) ([]byte, error) {
+	if in.Port < 1 || in.Port > 65535 {
+		return nil, fmt.Errorf("render openclaw.json: port %d out of range", in.Port)
+	}
+	if !filepath.IsAbs(in.WorkspaceDir) {
+		return nil, fmt.Errorf("render openclaw.json: workspace directory %q is not absolute", in.WorkspaceDir)
+	}
+	if !filepath.IsAbs(in.LogFile) {
+		return nil, fmt.Errorf("render openclaw.json: log file %q is not absolute", in.LogFile)
+	}
+	doc, err := normalize(in.Document)
+	if err != nil {
+		return nil, fmt.Errorf("render openclaw.json: %w", err)
+	}
+
+	setPath(doc, "local", "gateway", "mode")
+	setPath(doc, "loopback", "gateway", "bind")
+	setPath(doc, json.Number(strconv.Itoa(in.Port)), "gateway", "port")
+	gw := doc["gateway"].(map[string]any)
+	if tp := in.TrustedProxy; tp != nil {
+		if len(tp.Proxies) == 0 {
+			return nil, errors.New("render openclaw.json: trusted proxy without proxy addresses")
+		}
+		header := tp.UserHeader
+		if header == "" {
+			header = "x-forwarded-user"
+		}
+		trusted := map[string]any{"userHeader": header}
+		if tp.AllowLoopback {
+			trusted["allowLoopback"] = true
+		}
+		if tp.DeviceAutoApprove {
+			trusted["deviceAutoApprove"] = map[string]any{"enabled": true}
+		}
+		auth := map[string]any{"mode": "trusted-proxy", "trustedProxy": trusted}
+		if len(tp.IdentityScopes) > 0 {
+			scopes := map[string]any{}
+			for user, s := range tp.IdentityScopes {
+				scopes[user] = stringsAny(s)
+			}
+			auth["identityScopes"] = scopes
+		}
+		if tp.BackendPassword {
+			auth["password"] = PasswordEnvRef
+		}
+		gw["auth"] = auth
+		gw["trustedProxies"] = stringsAny(tp.Proxies)
+		if len(tp.AllowedOrigins) > 0 {
+			setPath(doc, stringsAny(tp.AllowedOrigins), "gateway", "controlUi", "allowedOrigins")
+		}
+	} else {
+		gw["auth"] = map[string]any{"mode": "token"}
+		delete(gw, "trustedProxies")
+	}
+	setPath(doc, in.WorkspaceDir, "agents", "defaults", "workspace")
+	setPath(doc, in.LogFile, "logging", "file")
+	setPath(doc, false, "models", "catalogRefresh", "enabled")
+	setPath(doc, false, "update", "checkOnStart")
+
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("render openclaw.json: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// normalize deep-copies a document through JSON, so that every object is a
+// map (sorted on output) and numbers keep their exact text.
+func normalize(doc map[string]any) (map[string]any, error) {
+	if doc == nil {
+		return map[string]any{}, nil
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("document is not JSON: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out map[string]any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// setPath sets m[path...] = v, replacing any non-object on the way.
+func setPath(m map[string]any, v any, path ...string) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = v
+}
+
+func stringsAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// ModelProvider returns the provider of the document's primary model
+// (agents.defaults.model, either "provider/model" or {"primary":
+// "provider/model"}), or "" when none is set. It is the provider
+// models.probe checks.
+func ModelProvider(doc map[string]any) string {
+	agents, _ := doc["agents"].(map[string]any)
+	defaults, _ := agents["defaults"].(map[string]any)
+	var ref string
+	switch m := defaults["model"].(type) {
+	case string:
+		ref = m
+	case map[string]any:
+		ref, _ = m["primary"].(string)
+	}
+	provider, _, ok := strings.Cut(ref, "/")
+	if !ok {
+		return ""
+	}
+	return provider
+}
+
+// LaunchInput is what LaunchEnv needs.
+type LaunchInput struct {
+	// Home, ConfigPath and StateDir give the instance its own HOME,
+	// OPENCLAW_CONFIG_PATH and OPENCLAW_STATE_DIR.
+	Home       string
+	ConfigPath string
+	StateDir   string
+	// Token is OPENCLAW_GATEWAY_TOKEN, Password OPENCLAW_GATEWAY_PASSWORD;
+	// empty ones are left out.
+	Token    string
+	Password string
+	// SkipChannels sets OPENCLAW_SKIP_CHANNELS=1 (no channel starts).
+	SkipChannels bool
+}
+
+// LaunchEnv returns the gateway's environment, sorted, without PATH: the
+// instance's own directories, its secrets, and the embedding preset
+// (OPENCLAW_NO_RESPAWN=1 keeps restarts in the same process,
+// OPENCLAW_DISABLE_BONJOUR=1, OPENCLAW_EXEC_SHELL_SNAPSHOT=0,
+// OPENCLAW_NO_AUTO_UPDATE=1).
+func LaunchEnv(in LaunchInput) []string {
+	env := []string{
+		"HOME=" + in.Home,
+		"OPENCLAW_CONFIG_PATH=" + in.ConfigPath,
+		"OPENCLAW_STATE_DIR=" + in.StateDir,
+		"OPENCLAW_NO_RESPAWN=1",
+		"OPENCLAW_DISABLE_BONJOUR=1",
+		"OPENCLAW_EXEC_SHELL_SNAPSHOT=0",
+		"OPENCLAW_NO_AUTO_UPDATE=1",
+	}
+	if in.Token != "" {
+		env = append(env, "OPENCLAW_GATEWAY_TOKEN="+in.Token)
+	}
+	if in.Password != "" {
+		env = append(env, "OPENCLAW_GATEWAY_PASSWORD="+in.Password)
+	}
+	if in.SkipChannels {
+		env = append(env, "OPENCLAW_SKIP_CHANNELS=1")
+	}
+	slices.Sort(env)
+	return env
+}
+
+// LaunchArgs returns the arguments after the entry point (<pkg>/openclaw.mjs
+// for the real gateway, nothing for the fake binary): gateway run --port N.
+func LaunchArgs(port int) []string {
+	return []string{"gateway", "run", "--port", strconv.Itoa(port)}
+}
