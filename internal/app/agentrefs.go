@@ -3,8 +3,14 @@ package app
 import "context"
 
 // checkAccountBackend requires a bound ChatGPT service account's Backend to
-// be the Agent's. Service accounts are not stored yet, so a binding to one
-// cannot have passed the existence check before this.
+// be the Agent's (seed: the account's matching backendId).
 func (a *App) checkAccountBackend(ctx context.Context, nsID, accountID, backendID string) error {
-	return invalidAt("/harnessAuth/serviceAccountId", "The service account does not exist in this Namespace.")
+	acct, err := a.st.GetServiceAccount(ctx, nsID, accountID)
+	if err != nil {
+		return notFoundOr(err)
+	}
+	if acct.BackendID != backendID {
+		return invalidAt("/backendId", "A ChatGPT service account needs the Agent's backendId to be the account's Backend.")
+	}
+	return nil
 }

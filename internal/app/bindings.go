@@ -74,7 +74,9 @@ func (a *App) targetLookups() map[occ.Kind]func(ctx context.Context, nsID, id st
 			_, err := a.st.GetConfiguration(ctx, nsID, id)
 			return err
 		},
-		occ.KindPreset: func(ctx context.Context, nsID, id string) error { _, err := a.st.GetPreset(ctx, nsID, id); return err },
+		occ.KindPreset:        func(ctx context.Context, nsID, id string) error { _, err := a.st.GetPreset(ctx, nsID, id); return err },
+		occ.KindAgent:         func(ctx context.Context, nsID, id string) error { _, err := a.st.GetAgent(ctx, nsID, id); return err },
+		occ.KindAgentRevision: func(ctx context.Context, nsID, id string) error { return a.st.RevisionExists(ctx, nsID, id) },
 		occ.KindServiceAccount: func(ctx context.Context, nsID, id string) error {
 			_, err := a.st.GetServiceAccount(ctx, nsID, id)
 			return err

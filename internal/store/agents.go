@@ -141,3 +141,9 @@ func (q Q) ListRevisions(ctx context.Context, namespaceID, agentID string, after
 		ORDER BY created_at, id LIMIT $5`, namespaceID, agentID, after.CreatedAt, after.ID, limit)
 	return collect(rs, err, scanRevision)
 }
+
+// RevisionExists reports ErrNotFound unless the Namespace has the revision.
+func (q Q) RevisionExists(ctx context.Context, namespaceID, id string) error {
+	var one int
+	return classify(q.q.QueryRowContext(ctx, `SELECT 1 FROM agent_revisions WHERE namespace_id = $1 AND id = $2`, namespaceID, id).Scan(&one))
+}
