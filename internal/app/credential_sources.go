@@ -437,5 +437,5 @@ func (a *App) DeleteCredentialSource(ctx context.Context, c occ.Caller, nsID, id
 // governs using a source, is checked by those Agent flows; nothing checks
 // it yet.)
 func credentialSourceBlockers(ctx context.Context, tx *store.Tx, cs occ.CredentialSource) error {
-	return nil
+	return referencedBy(ctx, tx, cs.NamespaceID, cs.ID, "credential source")
 }

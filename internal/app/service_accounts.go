@@ -138,7 +138,7 @@ func (a *App) DeleteServiceAccount(ctx context.Context, c occ.Caller, nsID, id s
 // harnessAuth bindings, drafts, active revisions and pending work here, and
 // this function stays the one check.
 func serviceAccountBlockers(ctx context.Context, tx *store.Tx, sa occ.ServiceAccount) error {
-	return nil
+	return referencedBy(ctx, tx, sa.NamespaceID, sa.ID, "service account")
 }
 
 // serviceAccountAD binds a credential ciphertext to its account's row.

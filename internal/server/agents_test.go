@@ -270,3 +270,23 @@ func TestAgentChatGPTServiceAccount(t *testing.T) {
 		t.Fatalf("clearing as admin = %d %v", r.Status, r.Body)
 	}
 }
+
+// TestAgentBindingsBlockDeletion: a Secret, service account or credential
+// source an Agent's harness binding names cannot be deleted.
+func TestAgentBindingsBlockDeletion(t *testing.T) {
+	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
+	e := w.e
+	sa := e.call("POST", w.path("/service-accounts"), e.admin, map[string]any{"name": "acct", "backendId": "chatgpt-main"}).data()["id"].(string)
+	a1 := w.create(e.admin, map[string]any{"name": "k", "harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
+	a2 := w.create(e.admin, map[string]any{"name": "s", "executionMode": "dedicated", "backendId": "chatgpt-main",
+		"harnessAuth": map[string]any{"method": "chatgpt_service_account", "serviceAccountId": sa}})
+	if a1.Status != 201 || a2.Status != 201 {
+		t.Fatalf("agents = %d %d", a1.Status, a2.Status)
+	}
+	if r := e.call("DELETE", w.path("/secrets/"+w.secret), e.admin, nil); r.Status != 409 {
+		t.Fatalf("delete a bound Secret = %d %v", r.Status, r.Body)
+	}
+	if r := e.call("DELETE", w.path("/service-accounts/"+sa), e.admin, nil); r.Status != 409 {
+		t.Fatalf("delete a bound service account = %d %v", r.Status, r.Body)
+	}
+}

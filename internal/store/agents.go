@@ -147,3 +147,12 @@ func (q Q) RevisionExists(ctx context.Context, namespaceID, id string) error {
 	var one int
 	return classify(q.q.QueryRowContext(ctx, `SELECT 1 FROM agent_revisions WHERE namespace_id = $1 AND id = $2`, namespaceID, id).Scan(&one))
 }
+
+// AgentsReferencing lists Agents whose harness binding names a resource
+// (a Secret, service account or credential source). IDs are unique, so a
+// match in the stored JSON text is exact.
+func (q Q) AgentsReferencing(ctx context.Context, namespaceID, id string) ([]Owned, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT 'agent', id FROM agents WHERE namespace_id = $1 AND harness_auth LIKE $2 ESCAPE '\'
+		ORDER BY id LIMIT 100`, namespaceID, `%"`+likeEscape(id)+`"%`)
+	return collect(rs, err, func(r rowScanner) (Owned, error) { var o Owned; return o, r.Scan(&o.Kind, &o.ID) })
+}

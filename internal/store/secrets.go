@@ -168,6 +168,8 @@ func (q Q) SecretBinders(ctx context.Context, namespaceID, id string) ([]Owned, 
 		WHERE namespace_id = $1 AND secret_bindings LIKE $2 ESCAPE '\'
 		UNION ALL SELECT DISTINCT 'credential_source', source_id FROM credential_source_secrets
 		WHERE namespace_id = $1 AND secret_id = $3
+		UNION ALL SELECT 'agent', id FROM agents
+		WHERE namespace_id = $1 AND harness_auth LIKE $2 ESCAPE '\'
 		ORDER BY 1, 2 LIMIT 100`, namespaceID, pattern, id)
 	return collect(rs, err, func(r rowScanner) (Owned, error) { var o Owned; return o, r.Scan(&o.Kind, &o.ID) })
 }
