@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -81,6 +82,7 @@ type App struct {
 	instID string
 
 	accountThrottle, clientThrottle *throttle
+	idemKey                         []byte // HMAC key of Idempotency-Key request digests
 }
 
 // New returns the use cases over a migrated, bootstrapped store.
@@ -104,9 +106,21 @@ func New(ctx context.Context, st *store.Store, jobs Enqueuer, opts Options) (*Ap
 	if opts.SignInFailuresPerClient <= 0 {
 		opts.SignInFailuresPerClient = 20
 	}
-	return &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID,
+	a := &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID,
 		accountThrottle: newThrottle(opts.SignInFailuresPerAccount, time.Minute),
-		clientThrottle:  newThrottle(opts.SignInFailuresPerClient, time.Minute)}, nil
+		clientThrottle:  newThrottle(opts.SignInFailuresPerClient, time.Minute)}
+	if opts.Secrets != nil {
+		if a.idemKey, err = installationKey(ctx, st, opts.Secrets, in.ID, "idempotency"); err != nil {
+			return nil, fmt.Errorf("idempotency key: %w", err)
+		}
+	} else {
+		// No keyring (embedded uses without Secrets): a per-process key.
+		a.idemKey = make([]byte, 32)
+		if _, err := rand.Read(a.idemKey); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 // InstallationID is this installation's ID.

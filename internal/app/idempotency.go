@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -18,10 +21,16 @@ type Replay struct {
 	Body   string
 }
 
-// BeginIdempotent claims key for this request. It returns a replay when the
-// same request already succeeded, INVALID_REQUEST when the key was used for
-// another request, and RESOURCE_CONFLICT while the first is in progress.
-func (a *App) BeginIdempotent(ctx context.Context, c occ.Caller, key, operation, digest string) (*Replay, error) {
+// BeginIdempotent claims key for this request (its operation, path and
+// body). It returns a replay when the same request already succeeded,
+// INVALID_REQUEST when the key was used for another request, and
+// RESOURCE_CONFLICT while the first is in progress. Only a keyed digest of
+// the request is stored, so a body's secrets cannot be guessed from it.
+func (a *App) BeginIdempotent(ctx context.Context, c occ.Caller, key, operation, path string, body []byte) (*Replay, error) {
+	mac := hmac.New(sha256.New, a.idemKey)
+	mac.Write([]byte(operation + "\n" + path + "\n"))
+	mac.Write(body)
+	digest := hex.EncodeToString(mac.Sum(nil))
 	now := a.now()
 	rec := store.IdempotentResponse{PrincipalID: c.PrincipalID, Key: key, Operation: operation, RequestDigest: digest, CreatedAt: occ.Millis(now)}
 	err := a.st.ClaimIdempotencyKey(ctx, rec, occ.Millis(now.Add(-IdempotencyWindow)))

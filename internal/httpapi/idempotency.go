@@ -3,8 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -38,9 +36,8 @@ func (m idempotency) middleware(next http.Handler) http.Handler {
 		}
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		sum := sha256.Sum256(append([]byte(rt.OperationID+"\n"+r.URL.Path+"\n"), body...))
 		c := callerFrom(r.Context())
-		replay, err := m.app.BeginIdempotent(r.Context(), c, key, rt.OperationID, hex.EncodeToString(sum[:]))
+		replay, err := m.app.BeginIdempotent(r.Context(), c, key, rt.OperationID, r.URL.Path, body)
 		if err != nil {
 			wire.WriteError(w, r, err)
 			return

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -38,4 +40,27 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Fatalf("bad key = %d", r.Status)
 		}
 	})
+}
+
+// TestIdempotencyDigestIsKeyed: the stored request digest is an HMAC with an
+// installation key, not a plain hash a database reader could test guesses
+// of a Secret's value against.
+func TestIdempotencyDigestIsKeyed(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	ns := e.createNamespace("idem-secret")
+	body := `{"name":"tok","value":"short"}`
+	if r := e.call("POST", "/namespaces/"+ns+"/secrets", e.admin, body, "Idempotency-Key", "s-1"); r.Status != 201 {
+		t.Fatalf("create = %d %v", r.Status, r.Body)
+	}
+	var digest string
+	if err := e.m.Store().DB().QueryRow(`SELECT request_digest FROM idempotency_keys WHERE idem_key = 's-1'`).Scan(&digest); err != nil {
+		t.Fatal(err)
+	}
+	plain := sha256.Sum256([]byte("createSecret\n/namespaces/" + ns + "/secrets\n" + body))
+	if digest == hex.EncodeToString(plain[:]) || len(digest) != 64 {
+		t.Fatalf("stored digest %q is the unkeyed hash", digest)
+	}
+	if r := e.call("POST", "/namespaces/"+ns+"/secrets", e.admin, body, "Idempotency-Key", "s-1"); r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay = %d %v", r.Status, r.Body)
+	}
 }
