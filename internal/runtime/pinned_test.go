@@ -1,0 +1,24 @@
+package runtime_test
+
+import (
+	"testing"
+
+	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/runtime"
+)
+
+// The configuration's runtime defaults are the pinned versions.
+func TestConfigDefaultsArePinned(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load(config.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Runtime.OpenClawVersion != runtime.OpenClawVersion || cfg.Runtime.NodeVersion != runtime.NodeMajor {
+		t.Errorf("config defaults runtime.openclawVersion=%q runtime.nodeVersion=%q; runtime pins %q and %q",
+			cfg.Runtime.OpenClawVersion, cfg.Runtime.NodeVersion, runtime.OpenClawVersion, runtime.NodeMajor)
+	}
+	if got := runtime.Pinned().Name(); got != "2026.9.6-node24" {
+		t.Errorf("Pinned().Name() = %q", got)
+	}
+}
