@@ -95,6 +95,7 @@ func (h *handlers) GetInstallation(ctx context.Context, _ gen.GetInstallationReq
 	return gen.GetInstallation200JSONResponse{Meta: meta(ctx), Data: gen.Installation{
 		Id: in.ID, Name: in.Name, CreatedAt: occ.FormatTime(in.CreatedAt),
 		ComputeDriver: gen.InstallationComputeDriver(h.opts.ComputeDriver), OpenclawVersion: h.opts.OpenClawVersion,
+		WorkspaceDefaultsId: h.opts.WorkspaceDefaultsID,
 	}}, nil
 }
 

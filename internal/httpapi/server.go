@@ -23,17 +23,18 @@ import (
 
 // Options configure the HTTP API.
 type Options struct {
-	App              *app.App
-	Authn            *iam.Authenticator
-	DefaultBodyLimit int64
-	BodyLimits       map[string]int64 // by operationId
-	Version          string
-	OpenClawVersion  string
-	ComputeDriver    string
-	Metrics          http.Handler // served at /metrics to installation administrators
-	PublicOrigin     string       // scheme://host[:port] browsers use
-	SessionLifetime  time.Duration
-	Logger           *slog.Logger
+	App                 *app.App
+	Authn               *iam.Authenticator
+	DefaultBodyLimit    int64
+	BodyLimits          map[string]int64 // by operationId
+	Version             string
+	OpenClawVersion     string
+	WorkspaceDefaultsID string // published in GET /installation
+	ComputeDriver       string
+	Metrics             http.Handler // served at /metrics to installation administrators
+	PublicOrigin        string       // scheme://host[:port] browsers use
+	SessionLifetime     time.Duration
+	Logger              *slog.Logger
 }
 
 // LoadSpec parses the embedded OpenAPI document.

@@ -290,3 +290,22 @@ func TestAgentBindingsBlockDeletion(t *testing.T) {
 		t.Fatalf("delete a bound service account = %d %v", r.Status, r.Body)
 	}
 }
+
+// TestWorkspaceDefaultsIdentity: GET /installation publishes the pinned
+// defaults identity; a create that sends it passes, a stale one is 409.
+func TestWorkspaceDefaultsIdentity(t *testing.T) {
+	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
+	e := w.e
+	id, _ := e.call("GET", "/installation", e.admin, nil).data()["workspaceDefaultsId"].(string)
+	if len(id) != 64 {
+		t.Fatalf("workspaceDefaultsId = %q", id)
+	}
+	files := map[string]any{"AGENTS.md": "Answer support questions.\n"}
+	if r := w.create(e.admin, map[string]any{"name": "fresh", "initialWorkspaceFiles": files, "workspaceDefaultsId": id}); r.Status != 201 {
+		t.Fatalf("current identity = %d %v", r.Status, r.Body)
+	}
+	stale := strings.Repeat("0", 64)
+	if r := w.create(e.admin, map[string]any{"name": "stale", "initialWorkspaceFiles": files, "workspaceDefaultsId": stale}); r.Status != 409 || r.code() != "RESOURCE_CONFLICT" {
+		t.Fatalf("stale identity = %d %v", r.Status, r.Body)
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/credgateway"
+	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/httpapi"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
@@ -185,7 +186,8 @@ func (m *Main) driver() (compute.Driver, error) {
 
 func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	cfg := m.Config
-	a, err := app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
+	a, err := app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver,
+		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
 		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg)})
 	if err != nil {
@@ -199,7 +201,7 @@ func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
 		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes},
-		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, ComputeDriver: cfg.Compute.Driver,
+		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
 		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D()})
 	if err != nil {

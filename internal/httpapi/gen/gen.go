@@ -934,6 +934,9 @@ type Installation struct {
 	Id              string                    `json:"id"`
 	Name            string                    `json:"name"`
 	OpenclawVersion string                    `json:"openclawVersion"`
+
+	// WorkspaceDefaultsId SHA-256 identity of the pinned OpenClaw version's four default workspace files; send it with initialWorkspaceFiles.
+	WorkspaceDefaultsId string `json:"workspaceDefaultsId"`
 }
 
 // InstallationComputeDriver defines model for Installation.ComputeDriver.
