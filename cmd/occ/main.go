@@ -10,5 +10,6 @@ import (
 
 func main() {
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr,
-		cli.Server{Serve: server.Serve, Migrate: server.Migrate, RotateSecretsKey: server.RotateSecretsKey, Version: server.Version}))
+		cli.Server{Serve: server.Serve, Migrate: server.Migrate, RotateSecretsKey: server.RotateSecretsKey,
+			InstallRuntime: server.InstallRuntime, Version: server.Version}))
 }

@@ -1,6 +1,6 @@
 // Package cli is the occ command line: `occ serve`, `occ migrate`,
-// `occ config validate`, `occ secrets rotate-key` and `occ version` (the
-// client commands come later).
+// `occ config validate`, `occ secrets rotate-key`, `occ runtime install` and
+// `occ version` (the client commands come later).
 package cli
 
 import (
@@ -25,7 +25,11 @@ type Server struct {
 	// RotateSecretsKey adds a key to the secrets keyset and re-encrypts
 	// every Secret under it, writing a summary to out.
 	RotateSecretsKey func(ctx context.Context, cfg *config.Config, out io.Writer) error
-	Version          string
+	// InstallRuntime installs the pinned agent runtime (OpenClaw and
+	// Node.js) into the configured runtime directory, or finds it there,
+	// writing progress lines to progress.
+	InstallRuntime func(ctx context.Context, cfg *config.Config, progress io.Writer) error
+	Version        string
 }
 
 // Main runs the command line and returns the process exit code.
@@ -34,7 +38,7 @@ func Main(args []string, stdout, stderr io.Writer, srv Server) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), secretsCmd(stdout, srv), versionCmd(stdout, srv))
+	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), secretsCmd(stdout, srv), runtimeCmd(stdout, srv), versionCmd(stdout, srv))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "occ:", err)
 		return 1
@@ -166,6 +170,31 @@ func secretsCmd(stdout io.Writer, srv Server) *cobra.Command {
 	f.register(rotate)
 	cmd := &cobra.Command{Use: "secrets", Short: "Secrets at rest"}
 	cmd.AddCommand(rotate)
+	return cmd
+}
+
+func runtimeCmd(stdout io.Writer, srv Server) *cobra.Command {
+	var f serverFlags
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Install the pinned OpenClaw and Node.js from the npm registry into the runtime directory (reused when present)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			if srv.InstallRuntime == nil {
+				return fmt.Errorf("this build cannot install the agent runtime")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return srv.InstallRuntime(ctx, cfg, stdout)
+		},
+	}
+	f.register(install)
+	cmd := &cobra.Command{Use: "runtime", Short: "The agent runtime the local compute driver runs"}
+	cmd.AddCommand(install)
 	return cmd
 }
 

@@ -1,0 +1,28 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/runtime"
+)
+
+// InstallRuntime is what `occ runtime install` runs: it installs the agent
+// runtime the configuration names (runtime.openclawVersion with Node.js
+// runtime.nodeVersion) into the runtime directory, or finds it there
+// already, writing progress lines and then where the runtime is to out.
+func InstallRuntime(ctx context.Context, cfg *config.Config, out io.Writer) error {
+	rt, err := runtime.Install(ctx, runtime.Options{
+		Dir:             cfg.RuntimeDir,
+		OpenClawVersion: cfg.Runtime.OpenClawVersion,
+		NodeVersion:     cfg.Runtime.NodeVersion,
+		Progress:        out,
+	})
+	if err != nil {
+		return fmt.Errorf("install the agent runtime: %w", err)
+	}
+	fmt.Fprintf(out, "node: %s (v%s)\nopenclaw: %s (%s)\n", rt.Node, rt.NodeVersion, rt.OpenClawPkg, rt.Versions.OpenClaw)
+	return nil
+}
