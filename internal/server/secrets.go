@@ -55,6 +55,14 @@ func RotateSecretsKey(ctx context.Context, cfg *config.Config, out io.Writer) er
 		return fmt.Errorf("re-encrypt Secrets: %w", err)
 	}
 	fmt.Fprintf(out, "occ: re-encrypted %d Secrets under key %d\n", rep.Resealed, rep.PrimaryKeyID)
+	others, bad, err := a.ResealOthers(ctx)
+	if err != nil {
+		return fmt.Errorf("re-encrypt service account credentials and installation keys: %w", err)
+	}
+	fmt.Fprintf(out, "occ: re-encrypted %d service account credentials and installation keys\n", others)
+	if len(bad) > 0 {
+		return fmt.Errorf("%d service account credentials or installation keys cannot be decrypted with this keyset: %s", len(bad), strings.Join(bad, ", "))
+	}
 	switch {
 	case len(rep.Unreadable) > 0:
 		ids := rep.Unreadable

@@ -92,3 +92,32 @@ func (q Q) ServiceAccountCiphertext(ctx context.Context, namespaceID, id string)
 func (q Q) DeleteServiceAccount(ctx context.Context, namespaceID, id string) error {
 	return affected(q.q.ExecContext(ctx, `DELETE FROM service_accounts WHERE namespace_id = $1 AND id = $2`, namespaceID, id))
 }
+
+// SealedCredential is one encrypted value outside the secrets table that
+// key rotation re-encrypts.
+type SealedCredential struct {
+	ID          string
+	NamespaceID string
+	Ciphertext  string
+}
+
+// SealedAccountCredentials lists issued account credentials after an ID.
+func (q Q) SealedAccountCredentials(ctx context.Context, afterID string, limit int) ([]SealedCredential, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT id, namespace_id, credential_ciphertext FROM service_accounts
+		WHERE credential_ciphertext IS NOT NULL AND id > $1 ORDER BY id LIMIT $2`, afterID, limit)
+	return collect(rs, err, func(r rowScanner) (SealedCredential, error) {
+		var c SealedCredential
+		return c, r.Scan(&c.ID, &c.NamespaceID, &c.Ciphertext)
+	})
+}
+
+// ResealAccountCredential replaces a credential's ciphertext if it is still
+// the one read (ErrStale otherwise).
+func (q Q) ResealAccountCredential(ctx context.Context, id, old, sealed string) error {
+	err := affected(q.q.ExecContext(ctx, `UPDATE service_accounts SET credential_ciphertext = $1 WHERE id = $2 AND credential_ciphertext = $3`,
+		sealed, id, old))
+	if err == ErrNotFound {
+		return ErrStale
+	}
+	return err
+}

@@ -1,0 +1,43 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/openclaw/occ/internal/backends/backendstest"
+	"github.com/openclaw/occ/internal/server"
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// TestRotateKeyReencryptsAccountCredentials: rotate-key re-encrypts issued
+// service account credentials and the installation's own keys too, and they
+// still decrypt afterwards.
+func TestRotateKeyReencryptsAccountCredentials(t *testing.T) {
+	fake := backendstest.New(t)
+	e := boot(t, storetest.URL(t, "sqlite"), nil, withBackend(fake.Backend("chatgpt-main")))
+	ns := e.createNamespace("rotate")
+	sa := e.call("POST", "/namespaces/"+ns+"/service-accounts", e.admin, map[string]any{"name": "bot", "backendId": "chatgpt-main"}).data()["id"].(string)
+	if r := e.call("POST", "/namespaces/"+ns+"/service-accounts/"+sa+"/credentials", e.admin, nil); r.Status != 201 {
+		t.Fatalf("issue = %d %v", r.Status, r.Body)
+	}
+	ctx := context.Background()
+	before, err := e.m.Store().ServiceAccountCiphertext(ctx, ns, sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyBefore, _ := e.m.Store().GetInstallationKey(ctx, "idempotency")
+	if err := server.RotateSecretsKey(ctx, e.m.Config, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := e.m.Store().ServiceAccountCiphertext(ctx, ns, sa)
+	keyAfter, _ := e.m.Store().GetInstallationKey(ctx, "idempotency")
+	if after == before || keyAfter == keyBefore {
+		t.Fatal("rotate-key left a credential or installation key under the old key")
+	}
+	v, err := e.m.App().ServiceAccountCredential(ctx, ns, sa)
+	if err != nil || !strings.HasPrefix(string(v), fake.Canary) {
+		t.Fatalf("credential after rotation: %v", err)
+	}
+}
