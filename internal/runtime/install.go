@@ -119,6 +119,11 @@ func Install(ctx context.Context, o Options) (Runtime, error) {
 			}
 		}
 	}()
+	// MkdirTemp makes it private; the install is read by whoever runs
+	// gateways, like the rest of the runtime directory.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return Runtime{}, fmt.Errorf("create temporary install directory: %w", err)
+	}
 	m, err := build(ctx, npm, tmp, v, p)
 	if err != nil {
 		return Runtime{}, err

@@ -53,6 +53,9 @@ func TestInstallWithFakeNPM(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(final, markerFile)); err != nil {
 		t.Errorf("marker: %v", err)
 	}
+	if fi, err := os.Stat(final); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("install directory mode: %v, %v; want 0755", fi.Mode(), err)
+	}
 	// npm's install-script policy allows openclaw's scripts.
 	var manifest struct {
 		Name         string
