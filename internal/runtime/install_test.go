@@ -53,8 +53,10 @@ func TestInstallWithFakeNPM(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(final, markerFile)); err != nil {
 		t.Errorf("marker: %v", err)
 	}
-	if fi, err := os.Stat(final); err != nil || fi.Mode().Perm() != 0o755 {
-		t.Errorf("install directory mode: %v, %v; want 0755", fi.Mode(), err)
+	if fi, err := os.Stat(final); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o755 {
+		t.Errorf("install directory mode %v, want 0755", fi.Mode().Perm())
 	}
 	// npm's install-script policy allows openclaw's scripts.
 	var manifest struct {
