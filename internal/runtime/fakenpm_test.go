@@ -95,6 +95,9 @@ EOF
 openclaw@*)
 	v=${spec#openclaw@}
 	p="$prefix/node_modules/openclaw"
+	echo "npm http fetch GET 200 https://registry.npmjs.org/openclaw 12ms (cache miss)" >&2
+	echo "npm http cache openclaw@https://registry.npmjs.org/openclaw/-/openclaw-$v.tgz 0ms (cache hit)" >&2
+	echo "npm http fetch GET 200 https://registry.npmjs.org/openclaw/-/openclaw-$v.tgz 30ms (cache miss)" >&2
 	mkdir -p "$p/docs/reference/templates"
 `)
 	if f.sleep != "" {

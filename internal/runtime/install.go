@@ -166,7 +166,9 @@ func build(ctx context.Context, npm, tmp string, v Versions, p *progress) (marke
 	if err := writeManifest(tmp, v); err != nil {
 		return marker{}, err
 	}
-	install := []string{"install", "--prefix", tmp, "--no-audit", "--no-fund", "--update-notifier=false", "--save-exact"}
+	// --loglevel=http makes npm log each request, which the progress lines
+	// count.
+	install := []string{"install", "--prefix", tmp, "--no-audit", "--no-fund", "--update-notifier=false", "--save-exact", "--loglevel=http"}
 	nodeSpec := NodePackage + "@" + nodeV.String()
 	if err := p.step(ctx, "fetching "+nodeSpec, tmp, func() error {
 		return runCmd(ctx, tmp, os.Environ(), p.npmLine, nil, npm, append(install, "--ignore-scripts", nodeSpec)...)

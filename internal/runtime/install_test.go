@@ -95,13 +95,14 @@ func TestInstallWithFakeNPM(t *testing.T) {
 		"runtime: fetching openclaw@2026.9.6 and its dependencies, running install scripts with Node.js 24.22.3",
 		"runtime: npm: added 300 packages in 1s",
 		"runtime:   … ", // a tick while the openclaw install sleeps
-		" on disk\n",
+		" on disk; fetched 1 package documents and 1 tarballs (last openclaw-2026.9.6.tgz)\n",
 		"runtime:   done in ",
+		"on disk; fetched 1 package documents and 1 tarballs (last openclaw-2026.9.6.tgz); ",
 		"runtime: verified: node v24.22.3, openclaw 2026.9.6",
 		"runtime: installed openclaw 2026.9.6 with Node.js 24.22.3 in ",
 	} {
 		if !strings.Contains(progress, want) {
-			t.Errorf("progress lacks %q", want)
+			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
 	}
 
@@ -120,6 +121,9 @@ func TestInstallWithFakeNPM(t *testing.T) {
 	}
 	if want := "runtime: openclaw 2026.9.6 with Node.js 24.22.3 is installed at " + final + "\n"; again.String() != want {
 		t.Errorf("second Install printed %q, want %q", again.String(), want)
+	}
+	if strings.Contains(progress, "npm http") {
+		t.Error("progress passes on npm's HTTP log")
 	}
 	if n := len(readCalls(t, calls)); n != len(log) {
 		t.Errorf("second Install ran npm")

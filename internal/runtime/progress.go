@@ -20,6 +20,11 @@ type progress struct {
 	w     io.Writer
 	start time.Time
 	tick  time.Duration
+
+	// What npm reported fetching during the current step (npm
+	// --loglevel=http): package documents, tarballs, the last tarball.
+	docs, tarballs int
+	lastTarball    string
 }
 
 func newProgress(w io.Writer, tick time.Duration) *progress {
@@ -39,11 +44,41 @@ func (p *progress) printf(format string, args ...any) {
 	fmt.Fprintf(p.w, "runtime: "+format+"\n", args...)
 }
 
-// npmLine passes on a line npm printed.
+// npmLine passes on a line npm printed, except its HTTP log ("npm http
+// fetch GET 200 URL 93ms (cache miss)"), which it counts for the step's
+// progress lines instead.
 func (p *progress) npmLine(line string) {
+	if rest, ok := strings.CutPrefix(line, "npm http "); ok {
+		f := strings.Fields(rest)
+		if len(f) >= 4 && f[0] == "fetch" {
+			p.mu.Lock()
+			if i := strings.LastIndex(f[3], "/-/"); i >= 0 {
+				p.tarballs++
+				p.lastTarball = f[3][i+3:]
+			} else {
+				p.docs++
+			}
+			p.mu.Unlock()
+		}
+		return
+	}
 	if strings.TrimSpace(line) != "" {
 		p.printf("npm: %s", line)
 	}
+}
+
+// fetched describes what npm fetched during the current step, or is empty.
+func (p *progress) fetched() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.docs == 0 && p.tarballs == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("; fetched %d package documents and %d tarballs", p.docs, p.tarballs)
+	if p.lastTarball != "" {
+		s += " (last " + p.lastTarball + ")"
+	}
+	return s
 }
 
 // elapsed is the time since the install started, rounded for people.
@@ -53,6 +88,9 @@ func (p *progress) elapsed() time.Duration { return roundDuration(time.Since(p.s
 // how much is on disk under dir, and reporting when it is done.
 func (p *progress) step(ctx context.Context, what, dir string, fn func() error) error {
 	p.printf("%s", what)
+	p.mu.Lock()
+	p.docs, p.tarballs, p.lastTarball = 0, 0, ""
+	p.mu.Unlock()
 	start := time.Now()
 	before := dirSize(dir)
 	stop := make(chan struct{})
@@ -67,7 +105,7 @@ func (p *progress) step(ctx context.Context, what, dir string, fn func() error) 
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				p.printf("  … %s, %s on disk", roundDuration(time.Since(start)), formatBytes(dirSize(dir)))
+				p.printf("  … %s, %s on disk%s", roundDuration(time.Since(start)), formatBytes(dirSize(dir)), p.fetched())
 			}
 		}
 	})
@@ -77,8 +115,8 @@ func (p *progress) step(ctx context.Context, what, dir string, fn func() error) 
 	if err != nil {
 		return err
 	}
-	p.printf("  done in %s (+%s; %s so far)", roundDuration(time.Since(start)),
-		formatBytes(max(dirSize(dir)-before, 0)), p.elapsed())
+	p.printf("  done in %s (+%s on disk%s; %s so far)", roundDuration(time.Since(start)),
+		formatBytes(max(dirSize(dir)-before, 0)), p.fetched(), p.elapsed())
 	return nil
 }
 
@@ -98,7 +136,9 @@ func runCmd(ctx context.Context, dir string, env []string, lines func(string), s
 	cmd.WaitDelay = 10 * time.Second
 	tail := &tailLines{max: 40}
 	lw := &lineWriter{fn: func(l string) {
-		tail.add(l)
+		if !strings.HasPrefix(l, "npm http ") { // npm's request log explains no failure
+			tail.add(l)
+		}
 		if lines != nil {
 			lines(l)
 		}
