@@ -427,6 +427,13 @@ func removeLeftovers(dir string, v Versions, p *progress) {
 	for _, prefix := range []string{".tmp-", ".old-"} {
 		matches, _ := filepath.Glob(filepath.Join(dir, prefix+v.Name()+"-*"))
 		for _, m := range matches {
+			// MkdirTemp's suffix is decimal; anything else belongs to
+			// another name (openclaw "1.0.0-node24" makes
+			// "1.0.0-node24-node24").
+			suffix := strings.TrimPrefix(filepath.Base(m), prefix+v.Name()+"-")
+			if strings.Trim(suffix, "0123456789") != "" {
+				continue
+			}
 			p.printf("removing %s, left by an interrupted install", m)
 			if err := os.RemoveAll(m); err != nil {
 				p.printf("could not remove %s: %v", m, err)

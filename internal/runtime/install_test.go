@@ -202,9 +202,11 @@ func TestInstallReplacesIncompleteAndLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	other := filepath.Join(dir, ".tmp-2026.9.7-node24-1") // another version's: not ours to touch
-	if err := os.Mkdir(other, 0o755); err != nil {
-		t.Fatal(err)
+	// Other versions' temporary directories are not ours to touch.
+	for _, other := range []string{".tmp-2026.9.7-node24-1", ".tmp-2026.9.6-node24-node24-2"} {
+		if err := os.Mkdir(filepath.Join(dir, other), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	npm, _ := fakeNPM{}.write(t)
 	var out syncBuffer
@@ -215,7 +217,7 @@ func TestInstallReplacesIncompleteAndLeftovers(t *testing.T) {
 	if rt.Dir != final {
 		t.Errorf("Dir = %s", rt.Dir)
 	}
-	if got := entries(t, dir); !slices.Equal(got, []string{".tmp-2026.9.7-node24-1", "2026.9.6-node24", "2026.9.6-node24.lock"}) {
+	if got := entries(t, dir); !slices.Equal(got, []string{".tmp-2026.9.6-node24-node24-2", ".tmp-2026.9.7-node24-1", "2026.9.6-node24", "2026.9.6-node24.lock"}) {
 		t.Errorf("runtime directory holds %v", got)
 	}
 	for _, want := range []string{
