@@ -7,7 +7,6 @@ import (
 
 	"time"
 
-	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
@@ -15,12 +14,10 @@ import (
 
 // Audit actions of Namespace use cases.
 const (
-	ActNamespaceCreate   = "namespaces.create"
-	ActNamespaceRead     = "namespaces.read"
-	ActNamespaceRename   = "namespaces.update"
-	ActNamespaceDelete   = "namespaces.delete"
-	ActNamespaceRetry    = "namespaces.delete.retry"
-	ActNamespaceTakeover = "namespaces.delete.takeover"
+	ActNamespaceCreate = "namespaces.create"
+	ActNamespaceRead   = "namespaces.read"
+	ActNamespaceRename = "namespaces.update"
+	ActNamespaceDelete = "namespaces.delete"
 )
 
 // CreateNamespace adds a Namespace in provisioning and queues its preparation.
@@ -134,7 +131,10 @@ func (a *App) DeleteNamespace(ctx context.Context, c occ.Caller, id string, ifMa
 			return err
 		}
 		if ns.Status == occ.NamespaceDeleting {
-			out, refused, err = a.retryNamespaceTeardown(ctx, tx, c, ns)
+			out = ns
+			refused, err = a.teardownRetry(ctx, tx, c, ns.Ref(), perm, ActNamespaceDelete, func(actor string) error {
+				return a.jobs.Enqueue(ctx, tx, jobs.NamespaceArgs{NamespaceID: ns.ID, Target: jobs.TargetDeleted, ActorID: actor})
+			})
 			return err
 		}
 		if err := namespaceBlockers(ctx, tx, id); err != nil {
@@ -159,44 +159,6 @@ func (a *App) DeleteNamespace(ctx context.Context, c occ.Caller, id string, ifMa
 		return occ.Namespace{}, refused
 	}
 	return out, err
-}
-
-// retryNamespaceTeardown handles DELETE of a Namespace already deleting:
-// queued or running work is left alone; after a failure the initiator
-// refills the budget, and another permitted caller takes over only once the
-// initiator has lost the delete permission.
-func (a *App) retryNamespaceTeardown(ctx context.Context, tx *store.Tx, c occ.Caller, ns occ.Namespace) (occ.Namespace, error, error) {
-	td, err := tx.GetTeardown(ctx, ns.ID)
-	if err != nil {
-		return ns, nil, notFoundOr(err)
-	}
-	if td.State != occ.TeardownFailed {
-		return ns, nil, nil
-	}
-	action := ActNamespaceRetry
-	if td.ActorID != c.PrincipalID {
-		initiator, err := iam.DecideIn(ctx, tx, occ.Caller{PrincipalID: td.ActorID}, occ.P(occ.KindNamespace, occ.ActionDelete), ns.Ref())
-		if err != nil {
-			return ns, nil, err
-		}
-		if initiator.Allowed {
-			refusal := occ.E(occ.CodeForbidden, "Only the caller who started this deletion can retry it while it still holds the delete permission.")
-			ev := occ.AuditEvent{Kind: occ.AuditDenial, Outcome: occ.OutcomeDenied, Action: ActNamespaceRetry, ActorID: c.PrincipalID,
-				Resource: ns.Ref(), ReasonCode: "DELETION_RETRY_OWNED", Details: map[string]any{"initiatingActorId": td.ActorID}}
-			return ns, refusal, a.record(ctx, tx, ev)
-		}
-		action = ActNamespaceTakeover
-	}
-	previous := td.ActorID
-	td.ActorID, td.State, td.Attempts, td.LastCode, td.UpdatedAt = c.PrincipalID, occ.TeardownQueued, 0, "", a.now()
-	if err := tx.UpsertTeardown(ctx, td); err != nil {
-		return ns, nil, occ.Unavailable(err)
-	}
-	if err := a.jobs.Enqueue(ctx, tx, jobs.NamespaceArgs{NamespaceID: ns.ID, Target: jobs.TargetDeleted, ActorID: c.PrincipalID}); err != nil {
-		return ns, nil, occ.Unavailable(err)
-	}
-	return ns, nil, a.record(ctx, tx, occ.AuditEvent{Action: action, ActorID: c.PrincipalID, Resource: ns.Ref(),
-		Details: map[string]any{"initiatingActorId": previous}})
 }
 
 // namespaceBlockers answers NAMESPACE_NOT_EMPTY while the Namespace owns

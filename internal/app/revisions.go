@@ -78,3 +78,12 @@ func (a *App) GetRevision(ctx context.Context, c occ.Caller, nsID, agentID, id s
 	}
 	return decodeRevision(row), nil
 }
+
+// DecodeRevision reads a stored revision (for the worker).
+func DecodeRevision(row store.RevisionRow) occ.Revision { return decodeRevision(row) }
+
+// DecodeAgent reads a stored Agent (for the worker).
+func DecodeAgent(row store.AgentRow) occ.Agent { return decodeAgent(row) }
+
+// EncodeAgent turns an Agent into its stored row (for the worker).
+func EncodeAgent(g occ.Agent) (store.AgentRow, error) { return encodeAgent(g) }

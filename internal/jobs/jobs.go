@@ -69,3 +69,30 @@ func (e *Enqueuer) Enqueue(ctx context.Context, tx *store.Tx, args river.JobArgs
 	}
 	return nil
 }
+
+// RevisionArgs asks the worker to converge one admitted revision.
+type RevisionArgs struct {
+	NamespaceID string `json:"namespaceId"`
+	AgentID     string `json:"agentId"`
+	RevisionID  string `json:"revisionId"`
+	ActorID     string `json:"actorId"`
+}
+
+// Kind names the job for River.
+func (RevisionArgs) Kind() string { return "revision_reconcile" }
+
+// AgentArgs asks the worker to converge an Agent toward stopped or deleted.
+type AgentArgs struct {
+	NamespaceID string `json:"namespaceId"`
+	AgentID     string `json:"agentId"`
+	Target      string `json:"target"` // stopped | deleted
+	ActorID     string `json:"actorId"`
+}
+
+// Kind names the job for River.
+func (AgentArgs) Kind() string { return "agent_reconcile" }
+
+// Agent targets.
+const (
+	TargetStopped = "stopped"
+)

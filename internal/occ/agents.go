@@ -69,6 +69,7 @@ type RevisionSnapshot struct {
 	Plugins            map[string]PluginSelection `json:"plugins"`
 	ComputeDriver      string                     `json:"computeDriver"`
 	ServicePrincipalID string                     `json:"servicePrincipalId"`
+	SecretBindings     map[string]SecretBinding   `json:"secretBindings,omitempty"`
 }
 
 // Revision is an immutable AgentRevision; its ID is the deployment ID.

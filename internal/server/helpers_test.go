@@ -45,8 +45,8 @@ func toJSON(v any) string {
 
 var nsCreate = []occ.Permission{occ.P(occ.KindNamespace, occ.ActionCreate)}
 
-// insertRevision stores a revision straight in the database, as the deploy
-// flow will, so read routes can be tested before deployments exist.
+// insertRevision stores a revision and a settled deployment of it straight
+// in the database, for read routes that need one without a worker run.
 func insertRevision(e *env, nsID, agentID, configurationID string) string {
 	e.t.Helper()
 	rev := occ.Revision{ID: occ.NewID(occ.PrefixRevision), AgentID: agentID, NamespaceID: nsID, Number: time.Now().UnixNano() % 1_000_000_000,
@@ -58,6 +58,11 @@ func insertRevision(e *env, nsID, agentID, configurationID string) string {
 		e.t.Fatal(err)
 	}
 	if err := e.m.Store().InsertRevision(context.Background(), row); err != nil {
+		e.t.Fatal(err)
+	}
+	now := occ.Millis(time.Now())
+	if err := e.m.Store().InsertDeployment(context.Background(), store.DeploymentRow{RevisionID: rev.ID, AgentID: agentID, NamespaceID: nsID,
+		ActorID: "test", Status: "failed", ErrorCode: "REVISION_SUPERSEDED", Warnings: "[]", AdmittedAt: now, FinishedAt: now, UpdatedAt: now}); err != nil {
 		e.t.Fatal(err)
 	}
 	return rev.ID

@@ -320,7 +320,19 @@ func (f *fixtures) get(name string) string {
 	case "presetId":
 		v = create("/namespaces/"+f.made["namespaceId"]+"/presets", map[string]any{"name": "fx-" + occ.NewUUID()[:8]})
 	case "agentId":
-		v = create("/namespaces/"+f.made["namespaceId"]+"/agents", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "configurationId": f.get("configurationId")})
+		// A deployable Agent: an api_key binding to a Secret its own
+		// service principal may operate.
+		ns := f.made["namespaceId"]
+		secret := f.get("secretId")
+		r := e.call("POST", "/namespaces/"+ns+"/agents", e.admin, map[string]any{"name": "fx-" + occ.NewUUID()[:8], "configurationId": f.get("configurationId"),
+			"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": secret}}})
+		if r.Status != 201 {
+			e.t.Fatalf("fixture agentId: %d %v", r.Status, r.Body)
+		}
+		v = r.data()["id"].(string)
+		role := create("/namespaces/"+ns+"/iam/roles", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "permissions": []string{"secret:operate"}})
+		create("/namespaces/"+ns+"/iam/bindings", map[string]any{"principalId": r.data()["servicePrincipalId"], "roleId": role,
+			"target": map[string]any{"kind": "secret", "id": secret}})
 	case "revisionId":
 		v = insertRevision(e, f.made["namespaceId"], f.get("agentId"), f.get("configurationId"))
 	case "keyId":

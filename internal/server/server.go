@@ -105,7 +105,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	wopts := worker.Options{MaxAttempts: cfg.Worker.MaxAttempts, PollInterval: cfg.Worker.PollInterval.D(),
 		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger,
-		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D()}
+		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), App: func() *app.App { return m.app }}
 	working := cfg.Role != "api"
 	if !working {
 		driver = nil
@@ -122,6 +122,12 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if boot.Created {
 		m.announce(boot)
 	}
+	if m.app, err = app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver,
+		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
+		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
+		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg)}); err != nil {
+		return err
+	}
 	if working {
 		if n, err := worker.RescueOrphans(ctx, m.st); err != nil {
 			return err
@@ -135,7 +141,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if cfg.Role == "worker" {
 		return nil
 	}
-	return m.serveAPI(ctx, enq)
+	return m.serveAPI(ctx)
 }
 
 // Serve runs occ until ctx ends: what `occ serve` does.
@@ -184,19 +190,12 @@ func (m *Main) driver() (compute.Driver, error) {
 	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local", m.Config.Compute.Driver)
 }
 
-func (m *Main) serveAPI(ctx context.Context, enq *jobs.Enqueuer) error {
+func (m *Main) serveAPI(ctx context.Context) error {
 	cfg := m.Config
-	a, err := app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver,
-		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
-		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
-		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg)})
-	if err != nil {
-		return err
-	}
+	a := m.app
 	if err := a.SeedInstallationPresets(ctx); err != nil {
 		return fmt.Errorf("seed installation presets: %w", err)
 	}
-	m.app = a
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,

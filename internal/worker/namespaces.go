@@ -148,15 +148,15 @@ func (w *namespaceWorker) teardown(ctx context.Context, job *river.Job[jobs.Name
 		return err
 	}
 	if !d.Allowed {
-		return w.failTeardown(ctx, td, CodeDenied)
+		return w.failTeardown(ctx, td, ActNamespaceDelete, CodeDenied)
 	}
 	obs, err := w.driver.DeleteNamespace(ctx, compute.NamespaceRef{ID: ns.ID, Name: ns.Name})
 	if err != nil {
 		if code := compute.PermanentCode(err); code != "" {
-			return w.failTeardown(ctx, td, code)
+			return w.failTeardown(ctx, td, ActNamespaceDelete, code)
 		}
 		if job.Attempt >= job.MaxAttempts {
-			return w.failTeardown(ctx, td, CodeExhausted)
+			return w.failTeardown(ctx, td, ActNamespaceDelete, CodeExhausted)
 		}
 		return w.retry(ctx, job, ns.Ref(), err)
 	}
@@ -189,16 +189,16 @@ func (w *namespaceWorker) teardown(ctx context.Context, job *river.Job[jobs.Name
 	})
 }
 
-// failTeardown records a teardown that stopped: the Namespace stays
-// deleting until its initiator (or a taker-over) repeats DELETE.
-func (w *namespaceWorker) failTeardown(ctx context.Context, td occ.Teardown, code string) error {
+// failTeardown records a teardown that stopped: the Namespace or Agent
+// stays deleting until its initiator (or a taker-over) repeats DELETE.
+func (w *deps) failTeardown(ctx context.Context, td occ.Teardown, action, code string) error {
 	err := w.st.InTx(ctx, func(tx *store.Tx) error {
 		td.State, td.LastCode, td.UpdatedAt = occ.TeardownFailed, code, w.now()
 		if err := tx.UpsertTeardown(ctx, td); err != nil {
 			return err
 		}
-		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: ActNamespaceDelete, Outcome: occ.OutcomeFailure,
-			ActorID: td.ActorID, Resource: occ.ResourceRef{Kind: occ.KindNamespace, ID: td.ResourceID, NamespaceID: td.NamespaceID},
+		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: action, Outcome: occ.OutcomeFailure,
+			ActorID: td.ActorID, Resource: occ.ResourceRef{Kind: td.ResourceKind, ID: td.ResourceID, NamespaceID: td.NamespaceID},
 			ReasonCode: code, Details: map[string]any{"attemptCount": td.Attempts, "final": true}})
 	})
 	if err != nil {

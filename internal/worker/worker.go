@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
@@ -26,13 +27,15 @@ type Options struct {
 	PollInterval       time.Duration
 	ConvergenceTimeout time.Duration
 	Concurrency        int
-	JobTimeout         time.Duration // one pass, and a dead worker's claim lifetime; default 2 min
-	RescueAfter        time.Duration // a running job older than this is rescued; default JobTimeout + 1 min
+	JobTimeout         time.Duration   // one pass, and a dead worker's claim lifetime; default 2 min
+	RescueAfter        time.Duration   // a running job older than this is rescued; default JobTimeout + 1 min
+	App                func() *app.App // the use cases (resolving Secrets), ready before jobs run
 	Logger             *slog.Logger
 }
 
 // deps is what every job worker needs.
 type deps struct {
+	appFn  func() *app.App
 	st     *store.Store
 	authz  *iam.Authorizer
 	driver compute.Driver
@@ -63,9 +66,11 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 		PollOnly:    st.Dialect() == store.SQLite,
 	}
 	if driver != nil {
-		d := &deps{st: st, authz: iam.NewAuthorizer(st), driver: driver, opts: opts, log: opts.Logger, now: time.Now}
+		d := &deps{appFn: opts.App, st: st, authz: iam.NewAuthorizer(st), driver: driver, opts: opts, log: opts.Logger, now: time.Now}
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &namespaceWorker{deps: d})
+		river.AddWorker(workers, &revisionWorker{deps: d})
+		river.AddWorker(workers, &agentWorker{deps: d})
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(1, opts.Concurrency)}}
 		cfg.FetchPollInterval = opts.PollInterval
@@ -122,3 +127,6 @@ type levelFloor struct {
 func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
+
+// app returns the use cases; the server sets them before starting jobs.
+func (d *deps) app() *app.App { return d.appFn() }

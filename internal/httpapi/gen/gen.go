@@ -19,16 +19,16 @@ import (
 
 // Defines values for AgentDesiredRuntimeState.
 const (
-	Running AgentDesiredRuntimeState = "running"
-	Stopped AgentDesiredRuntimeState = "stopped"
+	AgentDesiredRuntimeStateRunning AgentDesiredRuntimeState = "running"
+	AgentDesiredRuntimeStateStopped AgentDesiredRuntimeState = "stopped"
 )
 
 // Valid indicates whether the value is a known member of the AgentDesiredRuntimeState enum.
 func (e AgentDesiredRuntimeState) Valid() bool {
 	switch e {
-	case Running:
+	case AgentDesiredRuntimeStateRunning:
 		return true
-	case Stopped:
+	case AgentDesiredRuntimeStateStopped:
 		return true
 	default:
 		return false
@@ -167,6 +167,48 @@ func (e CredentialSourceState) Valid() bool {
 	case CredentialSourceStateReady:
 		return true
 	case CredentialSourceStateRegistering:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentStatusStatus.
+const (
+	DeploymentStatusStatusFailed    DeploymentStatusStatus = "failed"
+	DeploymentStatusStatusQueued    DeploymentStatusStatus = "queued"
+	DeploymentStatusStatusRunning   DeploymentStatusStatus = "running"
+	DeploymentStatusStatusSucceeded DeploymentStatusStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentStatusStatus enum.
+func (e DeploymentStatusStatus) Valid() bool {
+	switch e {
+	case DeploymentStatusStatusFailed:
+		return true
+	case DeploymentStatusStatusQueued:
+		return true
+	case DeploymentStatusStatusRunning:
+		return true
+	case DeploymentStatusStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeploymentStatusWarningsCode.
+const (
+	PLUGINAUTHREQUIRED  DeploymentStatusWarningsCode = "PLUGIN_AUTH_REQUIRED"
+	PLUGININSTALLFAILED DeploymentStatusWarningsCode = "PLUGIN_INSTALL_FAILED"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentStatusWarningsCode enum.
+func (e DeploymentStatusWarningsCode) Valid() bool {
+	switch e {
+	case PLUGINAUTHREQUIRED:
+		return true
+	case PLUGININSTALLFAILED:
 		return true
 	default:
 		return false
@@ -878,6 +920,43 @@ type CredentialSourcePatch struct {
 // CredentialSourceSecrets A field of the source type → the Secret (of the same Namespace) that supplies it.
 type CredentialSourceSecrets map[string]SecretRef
 
+// DeploymentStatus defines model for DeploymentStatus.
+type DeploymentStatus struct {
+	AgentId      string `json:"agentId"`
+	DeploymentId string `json:"deploymentId"`
+	Error        nullable.Nullable[struct {
+		Code    string                  `json:"code"`
+		Data    *map[string]interface{} `json:"data,omitempty"`
+		Message string                  `json:"message"`
+	}] `json:"error"`
+	NamespaceId NamespaceId `json:"namespaceId"`
+	Progress    nullable.Nullable[struct {
+		LastAttempt nullable.Nullable[struct {
+			At      Timestamp `json:"at"`
+			Code    string    `json:"code"`
+			Message string    `json:"message"`
+		}] `json:"lastAttempt"`
+		NextAttemptAt nullable.Nullable[Timestamp] `json:"nextAttemptAt"`
+	}] `json:"progress"`
+	Status   DeploymentStatusStatus `json:"status"`
+	Warnings []struct {
+		Code     DeploymentStatusWarningsCode `json:"code"`
+		PluginId string                       `json:"pluginId"`
+	} `json:"warnings"`
+}
+
+// DeploymentStatusStatus defines model for DeploymentStatus.Status.
+type DeploymentStatusStatus string
+
+// DeploymentStatusWarningsCode defines model for DeploymentStatus.Warnings.Code.
+type DeploymentStatusWarningsCode string
+
+// DeploymentStatusEnvelope defines model for DeploymentStatusEnvelope.
+type DeploymentStatusEnvelope struct {
+	Data DeploymentStatus `json:"data"`
+	Meta Meta             `json:"meta"`
+}
+
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
 	Error struct {
@@ -1548,10 +1627,22 @@ type UpdateAgentParams struct {
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
+// DeployAgentParams defines parameters for DeployAgent.
+type DeployAgentParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListAgentRevisionsParams defines parameters for ListAgentRevisions.
 type ListAgentRevisionsParams struct {
 	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// StopAgentParams defines parameters for StopAgent.
+type StopAgentParams struct {
+	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // ListNamespaceAuditEventsParams defines parameters for ListNamespaceAuditEvents.
@@ -1908,18 +1999,30 @@ type ServerInterface interface {
 	// CreateAgent Create an Agent (active, desired stopped, no revision, no workload) with its own service principal
 	// (POST /namespaces/{namespaceId}/agents)
 	CreateAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params CreateAgentParams)
+	// DeleteAgent Delete an Agent (202, deleting); the worker retires it and then removes its records; repeat to retry after a failure
+	// (DELETE /namespaces/{namespaceId}/agents/{agentId})
+	DeleteAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId)
 	// GetAgent Get an Agent
 	// (GET /namespaces/{namespaceId}/agents/{agentId})
 	GetAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId)
 	// UpdateAgent Change the draft (configurationId required; absent keeps, null clears; plugins {} clears); queues no work
 	// (PATCH /namespaces/{namespaceId}/agents/{agentId})
 	UpdateAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params UpdateAgentParams)
+	// DeployAgent Admit an immutable revision of the saved draft and queue its work (202 is admission, not readiness)
+	// (POST /namespaces/{namespaceId}/agents/{agentId}/deploy)
+	DeployAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params DeployAgentParams)
+	// GetDeployment Poll a deployment's persisted status (agent_revision:read alone)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId})
+	GetDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
 	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
 	ListAgentRevisions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params ListAgentRevisionsParams)
 	// GetAgentRevision Get one immutable revision
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId})
 	GetAgentRevision(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
+	// StopAgent Set the desired state to stopped; the worker removes execution and routing (repeating is safe)
+	// (POST /namespaces/{namespaceId}/agents/{agentId}/stop)
+	StopAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params StopAgentParams)
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceAuditEventsParams)
@@ -3444,6 +3547,41 @@ func (siw *ServerInterfaceWrapper) CreateAgent(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// DeleteAgent operation middleware
+func (siw *ServerInterfaceWrapper) DeleteAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeleteAgent(w, r, namespaceId, agentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetAgent operation middleware
 func (siw *ServerInterfaceWrapper) GetAgent(w http.ResponseWriter, r *http.Request) {
 
@@ -3529,6 +3667,109 @@ func (siw *ServerInterfaceWrapper) UpdateAgent(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.UpdateAgent(w, r, namespaceId, agentId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DeployAgent operation middleware
+func (siw *ServerInterfaceWrapper) DeployAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DeployAgentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DeployAgent(w, r, namespaceId, agentId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDeployment operation middleware
+func (siw *ServerInterfaceWrapper) GetDeployment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "revisionId" -------------
+	var revisionId RevisionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "revisionId", r.PathValue("revisionId"), &revisionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "revisionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDeployment(w, r, namespaceId, agentId, revisionId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -3637,6 +3878,65 @@ func (siw *ServerInterfaceWrapper) GetAgentRevision(w http.ResponseWriter, r *ht
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetAgentRevision(w, r, namespaceId, agentId, revisionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StopAgent operation middleware
+func (siw *ServerInterfaceWrapper) StopAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StopAgentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Idempotency-Key", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Idempotency-Key", Err: err})
+			return
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StopAgent(w, r, namespaceId, agentId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -5838,8 +6138,12 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/presets/{presetId}", wrapper.UpdatePreset)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents", wrapper.ListAgents)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents", wrapper.CreateAgent)
+	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}", wrapper.DeleteAgent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}", wrapper.GetAgent)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}", wrapper.UpdateAgent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deploy", wrapper.DeployAgent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/stop", wrapper.StopAgent)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}", wrapper.GetDeployment)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions", wrapper.ListAgentRevisions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}", wrapper.GetAgentRevision)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/backends", wrapper.ListBackends)
@@ -7417,6 +7721,46 @@ func (response CreateAgentdefaultJSONResponse) VisitCreateAgentResponse(w http.R
 	return err
 }
 
+type DeleteAgentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+}
+
+type DeleteAgentResponseObject interface {
+	VisitDeleteAgentResponse(w http.ResponseWriter) error
+}
+
+type DeleteAgent202JSONResponse AgentEnvelope
+
+func (response DeleteAgent202JSONResponse) VisitDeleteAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteAgentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeleteAgentdefaultJSONResponse) VisitDeleteAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetAgentRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	AgentId     AgentId     `json:"agentId"`
@@ -7519,6 +7863,88 @@ func (response UpdateAgentdefaultJSONResponse) VisitUpdateAgentResponse(w http.R
 	return err
 }
 
+type DeployAgentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	Params      DeployAgentParams
+}
+
+type DeployAgentResponseObject interface {
+	VisitDeployAgentResponse(w http.ResponseWriter) error
+}
+
+type DeployAgent202JSONResponse AgentRevisionEnvelope
+
+func (response DeployAgent202JSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeployAgentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DeployAgentdefaultJSONResponse) VisitDeployAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDeploymentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	RevisionId  RevisionId  `json:"revisionId"`
+}
+
+type GetDeploymentResponseObject interface {
+	VisitGetDeploymentResponse(w http.ResponseWriter) error
+}
+
+type GetDeployment200JSONResponse DeploymentStatusEnvelope
+
+func (response GetDeployment200JSONResponse) VisitGetDeploymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDeploymentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetDeploymentdefaultJSONResponse) VisitGetDeploymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListAgentRevisionsRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	AgentId     AgentId     `json:"agentId"`
@@ -7590,6 +8016,47 @@ type GetAgentRevisiondefaultJSONResponse struct {
 }
 
 func (response GetAgentRevisiondefaultJSONResponse) VisitGetAgentRevisionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopAgentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	Params      StopAgentParams
+}
+
+type StopAgentResponseObject interface {
+	VisitStopAgentResponse(w http.ResponseWriter) error
+}
+
+type StopAgent202JSONResponse AgentEnvelope
+
+func (response StopAgent202JSONResponse) VisitStopAgentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StopAgentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response StopAgentdefaultJSONResponse) VisitStopAgentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9478,18 +9945,30 @@ type StrictServerInterface interface {
 	// CreateAgent Create an Agent (active, desired stopped, no revision, no workload) with its own service principal
 	// (POST /namespaces/{namespaceId}/agents)
 	CreateAgent(ctx context.Context, request CreateAgentRequestObject) (CreateAgentResponseObject, error)
+	// DeleteAgent Delete an Agent (202, deleting); the worker retires it and then removes its records; repeat to retry after a failure
+	// (DELETE /namespaces/{namespaceId}/agents/{agentId})
+	DeleteAgent(ctx context.Context, request DeleteAgentRequestObject) (DeleteAgentResponseObject, error)
 	// GetAgent Get an Agent
 	// (GET /namespaces/{namespaceId}/agents/{agentId})
 	GetAgent(ctx context.Context, request GetAgentRequestObject) (GetAgentResponseObject, error)
 	// UpdateAgent Change the draft (configurationId required; absent keeps, null clears; plugins {} clears); queues no work
 	// (PATCH /namespaces/{namespaceId}/agents/{agentId})
 	UpdateAgent(ctx context.Context, request UpdateAgentRequestObject) (UpdateAgentResponseObject, error)
+	// DeployAgent Admit an immutable revision of the saved draft and queue its work (202 is admission, not readiness)
+	// (POST /namespaces/{namespaceId}/agents/{agentId}/deploy)
+	DeployAgent(ctx context.Context, request DeployAgentRequestObject) (DeployAgentResponseObject, error)
+	// GetDeployment Poll a deployment's persisted status (agent_revision:read alone)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId})
+	GetDeployment(ctx context.Context, request GetDeploymentRequestObject) (GetDeploymentResponseObject, error)
 	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
 	ListAgentRevisions(ctx context.Context, request ListAgentRevisionsRequestObject) (ListAgentRevisionsResponseObject, error)
 	// GetAgentRevision Get one immutable revision
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId})
 	GetAgentRevision(ctx context.Context, request GetAgentRevisionRequestObject) (GetAgentRevisionResponseObject, error)
+	// StopAgent Set the desired state to stopped; the worker removes execution and routing (repeating is safe)
+	// (POST /namespaces/{namespaceId}/agents/{agentId}/stop)
+	StopAgent(ctx context.Context, request StopAgentRequestObject) (StopAgentResponseObject, error)
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(ctx context.Context, request ListNamespaceAuditEventsRequestObject) (ListNamespaceAuditEventsResponseObject, error)
@@ -10728,6 +11207,33 @@ func (sh *strictHandler) CreateAgent(w http.ResponseWriter, r *http.Request, nam
 	}
 }
 
+// DeleteAgent operation middleware
+func (sh *strictHandler) DeleteAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId) {
+	var request DeleteAgentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteAgent(ctx, request.(DeleteAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteAgent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeleteAgentResponseObject); ok {
+		if err := validResponse.VisitDeleteAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetAgent operation middleware
 func (sh *strictHandler) GetAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId) {
 	var request GetAgentRequestObject
@@ -10790,6 +11296,62 @@ func (sh *strictHandler) UpdateAgent(w http.ResponseWriter, r *http.Request, nam
 	}
 }
 
+// DeployAgent operation middleware
+func (sh *strictHandler) DeployAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params DeployAgentParams) {
+	var request DeployAgentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DeployAgent(ctx, request.(DeployAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeployAgent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DeployAgentResponseObject); ok {
+		if err := validResponse.VisitDeployAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetDeployment operation middleware
+func (sh *strictHandler) GetDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId) {
+	var request GetDeploymentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.RevisionId = revisionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDeployment(ctx, request.(GetDeploymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDeployment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetDeploymentResponseObject); ok {
+		if err := validResponse.VisitGetDeploymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListAgentRevisions operation middleware
 func (sh *strictHandler) ListAgentRevisions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params ListAgentRevisionsParams) {
 	var request ListAgentRevisionsRequestObject
@@ -10839,6 +11401,34 @@ func (sh *strictHandler) GetAgentRevision(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetAgentRevisionResponseObject); ok {
 		if err := validResponse.VisitGetAgentRevisionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StopAgent operation middleware
+func (sh *strictHandler) StopAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params StopAgentParams) {
+	var request StopAgentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StopAgent(ctx, request.(StopAgentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StopAgent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StopAgentResponseObject); ok {
+		if err := validResponse.VisitStopAgentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -1,0 +1,258 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/openclaw/occ/internal/jobs"
+	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
+)
+
+const (
+	actAgentDeploy = "agents.deploy"
+	actAgentStop   = "agents.stop"
+	actAgentDelete = "agents.delete"
+)
+
+// Deployment statuses.
+const (
+	DeploymentQueued    = "queued"
+	DeploymentRunning   = "running"
+	DeploymentSucceeded = "succeeded"
+	DeploymentFailed    = "failed"
+)
+
+// loadAgentFor loads an Agent a use case acts on: it must exist, not be
+// deleting, and have readable settings.
+func (a *App) loadAgentFor(ctx context.Context, q interface {
+	GetAgent(context.Context, string, string) (store.AgentRow, error)
+}, nsID, id string) (occ.Agent, error) {
+	row, err := q.GetAgent(ctx, nsID, id)
+	if err != nil {
+		return occ.Agent{}, notFoundOr(err)
+	}
+	g := decodeAgent(row)
+	if g.Status == occ.AgentDeleting {
+		return g, occ.E(occ.CodeAgentDeleting, "The Agent is being deleted.")
+	}
+	return g, nil
+}
+
+// boundSecrets lists every Secret a deployment of g with cfg would deliver.
+func boundSecrets(g occ.Agent, cfg occ.Configuration) []string {
+	var ids []string
+	for _, b := range cfg.SecretBindings {
+		ids = append(ids, b.Source.ID)
+	}
+	if h := g.Settings.HarnessAuth; h != nil && h.Source != nil {
+		ids = append(ids, h.Source.ID)
+	}
+	return ids
+}
+
+// Deploy admits an immutable revision of the Agent's saved draft and queues
+// its work: 202 means admitted, not ready. Every bound Secret needs exact
+// secret:operate for the caller and for the Agent's service principal.
+func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Revision, error) {
+	if err := a.require(ctx, c, occ.P(occ.KindAgent, occ.ActionDeploy), agentRef(nsID, id), actAgentDeploy, a.seeAgent(nsID, id)); err != nil {
+		return occ.Revision{}, err
+	}
+	g, err := a.loadAgentFor(ctx, a.st, nsID, id)
+	if err != nil {
+		return occ.Revision{}, err
+	}
+	if err := a.requireReadyNamespace(ctx, a.st, nsID); err != nil {
+		return occ.Revision{}, err
+	}
+	if g.ReadError != nil {
+		return occ.Revision{}, occ.E(occ.CodeResourceConflict, "The Agent's saved settings cannot be read, so it cannot be deployed.")
+	}
+	if g.Settings.HarnessAuth == nil {
+		return occ.Revision{}, occ.E(occ.CodeResourceConflict, "The Agent needs a harness authentication binding before it can be deployed.")
+	}
+	if err := a.requireConfiguration(ctx, c, nsID, g.ConfigurationID, actAgentDeploy); err != nil {
+		return occ.Revision{}, err
+	}
+	row, err := a.st.GetConfiguration(ctx, nsID, g.ConfigurationID)
+	if err != nil {
+		return occ.Revision{}, notFoundOr(err)
+	}
+	cfg := decodeConfiguration(row)
+	if cfg.ReadError != nil {
+		return occ.Revision{}, occ.E(occ.CodeResourceConflict, "The Agent's Configuration cannot be read, so it cannot be deployed.")
+	}
+	// The draft's settings are re-validated and the caller's grants on
+	// every reference re-checked, as at create.
+	s := g.Settings
+	if err := a.validateAgentSettings(ctx, c, nsID, &s, nil, actAgentDeploy); err != nil {
+		return occ.Revision{}, err
+	}
+	if err := a.requireAgentPrincipalSecrets(ctx, c, g, boundSecrets(g, cfg)); err != nil {
+		return occ.Revision{}, err
+	}
+	for _, sid := range boundSecrets(g, cfg) {
+		ref := occ.ResourceRef{Kind: occ.KindSecret, ID: sid, NamespaceID: nsID}
+		if err := a.require(ctx, c, occ.P(occ.KindSecret, occ.ActionOperate), ref, actAgentDeploy, nil); err != nil {
+			return occ.Revision{}, err
+		}
+	}
+	now := a.now()
+	rev := occ.Revision{ID: occ.NewID(occ.PrefixRevision), AgentID: g.ID, NamespaceID: nsID, CreatedBy: c.PrincipalID, CreatedAt: now,
+		Snapshot: &occ.RevisionSnapshot{
+			Configuration: occ.ConfigurationSnapshot{ID: cfg.ID, Kind: cfg.Kind, Generation: cfg.Generation, Document: cfg.Values},
+			ExecutionMode: s.ExecutionMode, BackendID: s.BackendID, HarnessAuth: s.HarnessAuth, Plugins: s.Plugins,
+			ComputeDriver: a.opts.ComputeDriver, ServicePrincipalID: g.ServicePrincipalID, SecretBindings: cfg.SecretBindings}}
+	err = a.tx(ctx, func(tx *store.Tx) error {
+		cur, err := a.loadAgentFor(ctx, tx, nsID, id)
+		if err != nil {
+			return err
+		}
+		if err := a.requireReadyNamespace(ctx, tx, nsID); err != nil {
+			return err
+		}
+		if rev.Number, err = tx.NextRevisionNumber(ctx, id); err != nil {
+			return occ.Unavailable(err)
+		}
+		vrow, err := EncodeRevision(rev)
+		if err != nil {
+			return err
+		}
+		if err := tx.InsertRevision(ctx, vrow); err != nil {
+			return occ.Unavailable(err)
+		}
+		if err := tx.InsertDeployment(ctx, store.DeploymentRow{RevisionID: rev.ID, AgentID: id, NamespaceID: nsID, ActorID: c.PrincipalID,
+			Status: DeploymentQueued, Warnings: "[]", AdmittedAt: occ.Millis(now), UpdatedAt: occ.Millis(now)}); err != nil {
+			return occ.Unavailable(err)
+		}
+		cur.DesiredState, cur.UpdatedAt = occ.DesiredRunning, now
+		arow, err := encodeAgent(cur)
+		if err != nil {
+			return err
+		}
+		if err := tx.UpdateAgent(ctx, arow); err != nil {
+			return occ.Unavailable(err)
+		}
+		if err := a.jobs.Enqueue(ctx, tx, jobs.RevisionArgs{NamespaceID: nsID, AgentID: id, RevisionID: rev.ID, ActorID: c.PrincipalID}); err != nil {
+			return occ.Unavailable(err)
+		}
+		return a.record(ctx, tx, occ.AuditEvent{Action: actAgentDeploy, ActorID: c.PrincipalID, Resource: rev.Ref(),
+			Details: map[string]any{"agentId": id, "number": rev.Number, "configurationId": cfg.ID, "configurationGeneration": cfg.Generation}})
+	})
+	return rev, err
+}
+
+// requireAgentPrincipalSecrets checks the Agent's own service principal's
+// exact secret:operate on each Secret; a denial is a 403 naming it.
+func (a *App) requireAgentPrincipalSecrets(ctx context.Context, c occ.Caller, g occ.Agent, secretIDs []string) error {
+	sp := occ.Caller{PrincipalID: g.ServicePrincipalID}
+	for _, sid := range secretIDs {
+		ref := occ.ResourceRef{Kind: occ.KindSecret, ID: sid, NamespaceID: g.NamespaceID}
+		d, err := a.authz.Decide(ctx, sp, occ.P(occ.KindSecret, occ.ActionOperate), ref)
+		if err != nil {
+			return err
+		}
+		if d.Allowed {
+			continue
+		}
+		ev := occ.AuditEvent{Kind: occ.AuditDenial, Action: actAgentDeploy, Outcome: occ.OutcomeDenied, ActorID: c.PrincipalID,
+			Resource: g.Ref(), ReasonCode: "AGENT_PRINCIPAL_NOT_AUTHORIZED",
+			Details: map[string]any{"servicePrincipalId": g.ServicePrincipalID, "permission": "secret:operate", "secretId": sid}}
+		if err := a.recordAlone(ctx, ev); err != nil {
+			return err
+		}
+		return occ.E(occ.CodeForbidden, fmt.Sprintf("The Agent's service principal %s may not secret:operate on Secret %s.", g.ServicePrincipalID, sid))
+	}
+	return nil
+}
+
+// Stop sets the Agent's desired state to stopped and queues the worker,
+// which removes execution and routing; repeating is safe.
+func (a *App) Stop(ctx context.Context, c occ.Caller, nsID, id string) (occ.Agent, error) {
+	if err := a.require(ctx, c, occ.P(occ.KindAgent, occ.ActionOperate), agentRef(nsID, id), actAgentStop, a.seeAgent(nsID, id)); err != nil {
+		return occ.Agent{}, err
+	}
+	var out occ.Agent
+	err := a.tx(ctx, func(tx *store.Tx) error {
+		g, err := a.loadAgentFor(ctx, tx, nsID, id)
+		if err != nil {
+			return err
+		}
+		g.DesiredState, g.UpdatedAt = occ.DesiredStopped, a.now()
+		row, err := encodeAgent(g)
+		if err != nil {
+			return err
+		}
+		if err := tx.UpdateAgent(ctx, row); err != nil {
+			return occ.Unavailable(err)
+		}
+		g.Version++
+		out = g
+		if err := a.jobs.Enqueue(ctx, tx, jobs.AgentArgs{NamespaceID: nsID, AgentID: id, Target: jobs.TargetStopped, ActorID: c.PrincipalID}); err != nil {
+			return occ.Unavailable(err)
+		}
+		return a.record(ctx, tx, occ.AuditEvent{Action: actAgentStop, ActorID: c.PrincipalID, Resource: g.Ref()})
+	})
+	return out, err
+}
+
+// DeleteAgent marks the Agent deleting (desired stopped) and queues its
+// teardown; reads keep working. Repeating while work is queued or running
+// changes nothing; after a failure the initiator refills the budget, and
+// another permitted caller takes over once the initiator lost delete.
+func (a *App) DeleteAgent(ctx context.Context, c occ.Caller, nsID, id string) (occ.Agent, error) {
+	perm := occ.P(occ.KindAgent, occ.ActionDelete)
+	if err := a.require(ctx, c, perm, agentRef(nsID, id), actAgentDelete, a.seeAgent(nsID, id)); err != nil {
+		return occ.Agent{}, err
+	}
+	var out occ.Agent
+	var refused error
+	err := a.tx(ctx, func(tx *store.Tx) error {
+		row, err := tx.GetAgent(ctx, nsID, id)
+		if err != nil {
+			return notFoundOr(err)
+		}
+		g := decodeAgent(row)
+		enqueue := func(actor string) error {
+			return a.jobs.Enqueue(ctx, tx, jobs.AgentArgs{NamespaceID: nsID, AgentID: id, Target: jobs.TargetDeleted, ActorID: actor})
+		}
+		if g.Status == occ.AgentDeleting {
+			out = g
+			refused, err = a.teardownRetry(ctx, tx, c, g.Ref(), perm, actAgentDelete, enqueue)
+			return err
+		}
+		now := a.now()
+		row.Status, row.DesiredState, row.UpdatedAt = occ.AgentDeleting, occ.DesiredStopped, occ.Millis(now)
+		if err := tx.UpdateAgent(ctx, row); err != nil {
+			return occ.Unavailable(err)
+		}
+		g.Status, g.DesiredState, g.UpdatedAt, g.Version = occ.AgentDeleting, occ.DesiredStopped, now, g.Version+1
+		out = g
+		td := occ.Teardown{ResourceID: id, ResourceKind: occ.KindAgent, NamespaceID: nsID, ActorID: c.PrincipalID,
+			State: occ.TeardownQueued, CreatedAt: now, UpdatedAt: now}
+		if err := tx.UpsertTeardown(ctx, td); err != nil {
+			return occ.Unavailable(err)
+		}
+		if err := enqueue(c.PrincipalID); err != nil {
+			return occ.Unavailable(err)
+		}
+		return a.record(ctx, tx, occ.AuditEvent{Action: actAgentDelete, ActorID: c.PrincipalID, Resource: g.Ref()})
+	})
+	if err == nil && refused != nil {
+		return occ.Agent{}, refused
+	}
+	return out, err
+}
+
+// recordAlone appends an event outside any transaction (a denial).
+func (a *App) recordAlone(ctx context.Context, ev occ.AuditEvent) error {
+	if err := a.st.InTx(ctx, func(tx *store.Tx) error { return a.record(ctx, tx, ev) }); err != nil {
+		var oe *occ.Error
+		if errors.As(err, &oe) {
+			return oe
+		}
+		return occ.Unavailable(err)
+	}
+	return nil
+}

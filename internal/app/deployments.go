@@ -1,0 +1,86 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/openclaw/occ/internal/occ"
+)
+
+// DeploymentStatus is what GET …/deployments/:id answers, read from
+// persisted state only.
+type DeploymentStatus struct {
+	DeploymentID string
+	NamespaceID  string
+	AgentID      string
+	Status       string
+	Error        *DeploymentError
+	Warnings     []Warning
+	Progress     *Progress
+}
+
+// DeploymentError is a terminal failure with a fixed code and message.
+type DeploymentError struct {
+	Code    string
+	Message string
+	Data    map[string]any
+}
+
+// Warning is a closed-code plugin warning of a successful deployment.
+type Warning struct {
+	Code     string `json:"code"`
+	PluginID string `json:"pluginId"`
+}
+
+// Progress is the latest attempt and the next eligible time of pending work.
+type Progress struct {
+	LastAttempt   *Attempt
+	NextAttemptAt *time.Time
+}
+
+// Attempt is one recorded attempt's allowlisted code and fixed message.
+type Attempt struct {
+	At      time.Time
+	Code    string
+	Message string
+}
+
+// GetDeployment returns a deployment's status with exact agent_revision:read
+// alone (agent:operate is not needed).
+func (a *App) GetDeployment(ctx context.Context, c occ.Caller, nsID, agentID, revID string) (DeploymentStatus, error) {
+	see := seeExact(revisionRef(nsID, revID), func(ctx context.Context) error {
+		_, err := a.st.GetDeployment(ctx, nsID, agentID, revID)
+		return err
+	})
+	if err := a.require(ctx, c, occ.P(occ.KindAgentRevision, occ.ActionRead), revisionRef(nsID, revID), "deployments.read", see); err != nil {
+		return DeploymentStatus{}, err
+	}
+	d, err := a.st.GetDeployment(ctx, nsID, agentID, revID)
+	if err != nil {
+		return DeploymentStatus{}, notFoundOr(err)
+	}
+	out := DeploymentStatus{DeploymentID: d.RevisionID, NamespaceID: d.NamespaceID, AgentID: d.AgentID, Status: d.Status, Warnings: []Warning{}}
+	switch d.Status {
+	case DeploymentSucceeded:
+		_ = json.Unmarshal([]byte(d.Warnings), &out.Warnings)
+	case DeploymentFailed:
+		e := &DeploymentError{Code: d.ErrorCode, Message: occ.DeploymentMessage(d.ErrorCode)}
+		if d.ErrorData != "" {
+			_ = json.Unmarshal([]byte(d.ErrorData), &e.Data)
+		}
+		out.Error = e
+	default:
+		p := &Progress{}
+		if d.LastAttemptCode != "" {
+			code, msg := occ.AttemptProgress(d.LastAttemptCode)
+			p.LastAttempt = &Attempt{At: occ.FromMillis(d.LastAttemptAt), Code: code, Message: msg}
+		}
+		if d.Status == DeploymentQueued && d.NextAttemptAt != 0 {
+			t := occ.FromMillis(d.NextAttemptAt)
+			p.NextAttemptAt = &t
+		}
+		out.Progress = p
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/httpapi/gen"
+	"github.com/openclaw/occ/internal/occ"
+)
+
+func (h *handlers) DeployAgent(ctx context.Context, r gen.DeployAgentRequestObject) (gen.DeployAgentResponseObject, error) {
+	v, err := h.app.Deploy(ctx, callerFrom(ctx), r.NamespaceId, r.AgentId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.DeployAgent202JSONResponse{Data: toRevision(v), Meta: meta(ctx)}, nil
+}
+
+func (h *handlers) StopAgent(ctx context.Context, r gen.StopAgentRequestObject) (gen.StopAgentResponseObject, error) {
+	g, err := h.app.Stop(ctx, callerFrom(ctx), r.NamespaceId, r.AgentId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.StopAgent202JSONResponse{Data: toAgent(g), Meta: meta(ctx)}, nil
+}
+
+func (h *handlers) DeleteAgent(ctx context.Context, r gen.DeleteAgentRequestObject) (gen.DeleteAgentResponseObject, error) {
+	g, err := h.app.DeleteAgent(ctx, callerFrom(ctx), r.NamespaceId, r.AgentId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.DeleteAgent202JSONResponse{Data: toAgent(g), Meta: meta(ctx)}, nil
+}
+
+// deploymentBody is the wire form of a deployment status: error, progress,
+// lastAttempt and nextAttemptAt are explicit nulls when absent.
+type deploymentBody struct {
+	DeploymentID string              `json:"deploymentId"`
+	NamespaceID  string              `json:"namespaceId"`
+	AgentID      string              `json:"agentId"`
+	Status       string              `json:"status"`
+	Error        *deploymentError    `json:"error"`
+	Warnings     []app.Warning       `json:"warnings"`
+	Progress     *deploymentProgress `json:"progress"`
+}
+
+type deploymentError struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"`
+}
+
+type deploymentProgress struct {
+	LastAttempt   *deploymentAttempt `json:"lastAttempt"`
+	NextAttemptAt *string            `json:"nextAttemptAt"`
+}
+
+type deploymentAttempt struct {
+	At      string `json:"at"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func toDeployment(d app.DeploymentStatus) deploymentBody {
+	out := deploymentBody{DeploymentID: d.DeploymentID, NamespaceID: d.NamespaceID, AgentID: d.AgentID, Status: d.Status, Warnings: d.Warnings}
+	if d.Error != nil {
+		out.Error = &deploymentError{Code: d.Error.Code, Message: d.Error.Message, Data: d.Error.Data}
+	}
+	if p := d.Progress; p != nil {
+		out.Progress = &deploymentProgress{}
+		if p.LastAttempt != nil {
+			out.Progress.LastAttempt = &deploymentAttempt{At: occ.FormatTime(p.LastAttempt.At), Code: p.LastAttempt.Code, Message: p.LastAttempt.Message}
+		}
+		if p.NextAttemptAt != nil {
+			t := occ.FormatTime(*p.NextAttemptAt)
+			out.Progress.NextAttemptAt = &t
+		}
+	}
+	return out
+}
+
+// deploymentResponse writes the status envelope.
+type deploymentResponse struct {
+	Data deploymentBody `json:"data"`
+	Meta gen.Meta       `json:"meta"`
+}
+
+// VisitGetDeploymentResponse implements gen.GetDeploymentResponseObject.
+func (d deploymentResponse) VisitGetDeploymentResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	return json.NewEncoder(w).Encode(d)
+}
+
+func (h *handlers) GetDeployment(ctx context.Context, r gen.GetDeploymentRequestObject) (gen.GetDeploymentResponseObject, error) {
+	d, err := h.app.GetDeployment(ctx, callerFrom(ctx), r.NamespaceId, r.AgentId, r.RevisionId)
+	if err != nil {
+		return nil, err
+	}
+	return deploymentResponse{Data: toDeployment(d), Meta: meta(ctx)}, nil
+}

@@ -1,0 +1,60 @@
+package occ
+
+// Deployment error codes (terminal) and attempt codes (progress).
+const (
+	DeployConvergenceDeadline = "CONVERGENCE_DEADLINE_EXCEEDED"
+	DeployRuntimeAuthFailed   = "RUNTIME_AUTHENTICATION_FAILED"
+	DeployRuntimeStartup      = "RUNTIME_STARTUP_FAILED"
+	DeploySuperseded          = "REVISION_SUPERSEDED"
+	DeployStopped             = "REVISION_STOPPED"
+	DeployGatewayUnavailable  = "AGENT_GATEWAY_UNAVAILABLE"
+	DeployAuthorizationDenied = "AUTHORIZATION_DENIED"
+	DeployActorRevoked        = "ACTOR_REVOKED"
+	DeployBackendUnavailable  = "BACKEND_UNAVAILABLE"
+	DeploySecretUnavailable   = "SECRET_BINDING_UNAVAILABLE"
+	DeployInvalidOwner        = "INVALID_REVISION_OWNER"
+	DeployNamespaceNotReady   = "NAMESPACE_NOT_READY"
+	DeployDependency          = "DEPENDENCY_UNAVAILABLE"
+	DeployDriverUnsupported   = "COMPUTE_DRIVER_UNSUPPORTED"
+
+	AttemptIncomplete  = "REVISION_INCOMPLETE"
+	AttemptDependency  = "DEPENDENCY_UNAVAILABLE"
+	AttemptGateway     = "AGENT_GATEWAY_UNAVAILABLE"
+	AttemptActiveMoved = "ACTIVE_REVISION_CHANGED"
+	AttemptLeaseLost   = "LEASE_EXPIRED"
+	AttemptPending     = "RECONCILIATION_PENDING"
+)
+
+var deploymentMessages = map[string]string{
+	DeployConvergenceDeadline: "The deployment did not become ready before its convergence deadline.",
+	DeployRuntimeAuthFailed:   "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
+	DeployRuntimeStartup:      "The gateway could not start.",
+	DeploySuperseded:          "A newer deployment of this Agent replaced this one.",
+	DeployStopped:             "The Agent was stopped before this deployment completed.",
+	DeployGatewayUnavailable:  "The Agent gateway was unavailable.",
+}
+
+// DeploymentMessage is the fixed message of a terminal deployment code.
+func DeploymentMessage(code string) string {
+	if m, ok := deploymentMessages[code]; ok {
+		return m
+	}
+	return "Deployment reconciliation failed."
+}
+
+var attemptMessages = map[string]string{
+	AttemptIncomplete:  "The revision is not ready yet.",
+	AttemptDependency:  "A dependency was unavailable; the attempt will be retried.",
+	AttemptGateway:     "The Agent gateway was unavailable; the attempt will be retried.",
+	AttemptActiveMoved: "Another revision became active meanwhile; the attempt will be retried.",
+	AttemptLeaseLost:   "The previous attempt did not finish; the attempt will be retried.",
+}
+
+// AttemptProgress maps an attempt code to the allowlisted code and fixed
+// message shown in progress.lastAttempt.
+func AttemptProgress(code string) (string, string) {
+	if m, ok := attemptMessages[code]; ok {
+		return code, m
+	}
+	return AttemptPending, "Deployment has not completed. Another reconciliation is pending."
+}

@@ -1,0 +1,441 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/audit"
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/jobs"
+	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
+)
+
+// Audit actions of revision work.
+const (
+	ActRevisionActivate = "agents.lifecycle.activate"
+	ActRevisionSettle   = "agents.lifecycle.deploy"
+	ActRevisionAttempt  = "reconcile"
+)
+
+type revisionWorker struct {
+	river.WorkerDefaults[jobs.RevisionArgs]
+	*deps
+}
+
+// pass is the context of one attempt at one revision.
+type pass struct {
+	job *river.Job[jobs.RevisionArgs]
+	dep store.DeploymentRow
+	rev occ.Revision
+	ag  occ.Agent
+	rd  compute.RevisionDriver
+}
+
+// Work converges one admitted revision: re-authorize, prepare, and when
+// ready publish it as the Agent's active revision.
+func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionArgs]) error {
+	a := job.Args
+	release, err := w.claim(ctx, a.AgentID)
+	if err != nil {
+		return err
+	}
+	defer release()
+	dep, err := w.st.GetDeployment(ctx, a.NamespaceID, a.AgentID, a.RevisionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the Agent and its records are gone
+	}
+	if err != nil {
+		return err
+	}
+	if dep.Status == app.DeploymentSucceeded || dep.Status == app.DeploymentFailed {
+		return nil // terminal results are never rewritten
+	}
+	p := &pass{job: job, dep: dep}
+	if code, err := w.load(ctx, p); err != nil || code != "" {
+		if err != nil {
+			return err
+		}
+		return w.fail(ctx, p, code, nil)
+	}
+	if code := w.preconditions(ctx, p); code != "" {
+		if code == occ.DeployStopped && p.rd != nil {
+			_ = p.rd.RetireRevision(ctx, p.ref())
+		}
+		return w.fail(ctx, p, code, nil)
+	}
+	if w.now().After(occ.FromMillis(dep.AdmittedAt).Add(w.opts.ConvergenceTimeout)) {
+		data := map[string]any{"timeoutMs": w.opts.ConvergenceTimeout.Milliseconds()}
+		if dep.RuntimeFailure != "" {
+			var rf map[string]any
+			if json.Unmarshal([]byte(dep.RuntimeFailure), &rf) == nil {
+				data["runtimeFailure"] = rf
+			}
+		}
+		return w.fail(ctx, p, occ.DeployConvergenceDeadline, data)
+	}
+	if code, err := w.reauthorize(ctx, p); err != nil || code != "" {
+		if err != nil {
+			return err
+		}
+		return w.fail(ctx, p, code, nil)
+	}
+	spec, code, err := w.spec(ctx, p)
+	if err != nil {
+		return err
+	}
+	if code != "" {
+		return w.fail(ctx, p, code, nil)
+	}
+	w.markRunning(ctx, p)
+	ready, err := p.rd.PrepareRevision(ctx, spec)
+	clearEnv(spec.Env)
+	if err != nil {
+		return w.driverError(ctx, p, err)
+	}
+	if ready.AuthRejected {
+		return w.fail(ctx, p, occ.DeployRuntimeAuthFailed, nil)
+	}
+	if !ready.Ready {
+		return w.pending(ctx, p, occ.AttemptIncomplete, ready.RuntimeFailure)
+	}
+	return w.publish(ctx, p, ready.Warnings)
+}
+
+func (p *pass) ref() compute.RevisionRef {
+	return compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: p.job.Args.NamespaceID, AgentID: p.job.Args.AgentID},
+		RevisionID: p.job.Args.RevisionID}
+}
+
+// load reads the Agent and revision; a missing owner is permanent.
+func (w *revisionWorker) load(ctx context.Context, p *pass) (string, error) {
+	a := p.job.Args
+	arow, err := w.st.GetAgent(ctx, a.NamespaceID, a.AgentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return occ.DeployInvalidOwner, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	rrow, err := w.st.GetRevision(ctx, a.NamespaceID, a.AgentID, a.RevisionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return occ.DeployInvalidOwner, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	p.ag, p.rev = app.DecodeAgent(arow), app.DecodeRevision(rrow)
+	if p.rev.Snapshot == nil || p.rev.Snapshot.ServicePrincipalID != p.ag.ServicePrincipalID {
+		return "INVALID_ADMITTED_REVISION", nil
+	}
+	rd, ok := w.driver.(compute.RevisionDriver)
+	if !ok {
+		return occ.DeployDriverUnsupported, nil
+	}
+	p.rd = rd
+	return "", nil
+}
+
+// preconditions: the Namespace is ready; the Agent still wants to run and
+// no newer revision replaced this one.
+func (w *revisionWorker) preconditions(ctx context.Context, p *pass) string {
+	ns, err := w.st.GetNamespace(ctx, p.ag.NamespaceID)
+	if err != nil || ns.Status != occ.NamespaceReady {
+		return occ.DeployNamespaceNotReady
+	}
+	if p.ag.Status == occ.AgentDeleting || p.ag.DesiredState != occ.DesiredRunning {
+		return occ.DeployStopped
+	}
+	if newer, err := w.st.NewerRevisionExists(ctx, p.ag.ID, p.rev.Number); err == nil && newer {
+		return occ.DeploySuperseded
+	}
+	return ""
+}
+
+// reauthorize checks, before any effect, that the original actor may still
+// deploy the Agent and read its Configuration, and that the actor and the
+// Agent's service principal may still operate every bound Secret.
+func (w *revisionWorker) reauthorize(ctx context.Context, p *pass) (string, error) {
+	actor := occ.Caller{PrincipalID: p.job.Args.ActorID, Method: occ.AuthWorker}
+	if _, err := w.st.GetPrincipal(ctx, actor.PrincipalID); errors.Is(err, store.ErrNotFound) {
+		return occ.DeployActorRevoked, nil
+	}
+	ns := p.ag.NamespaceID
+	checks := []struct {
+		who  occ.Caller
+		perm occ.Permission
+		res  occ.ResourceRef
+	}{
+		{actor, occ.P(occ.KindAgent, occ.ActionDeploy), occ.ResourceRef{Kind: occ.KindAgent, ID: p.ag.ID, NamespaceID: ns}},
+		{actor, occ.P(occ.KindConfiguration, occ.ActionRead), occ.ResourceRef{Kind: occ.KindConfiguration, ID: p.rev.Snapshot.Configuration.ID, NamespaceID: ns}},
+	}
+	sp := occ.Caller{PrincipalID: p.ag.ServicePrincipalID, Method: occ.AuthWorker}
+	for _, sid := range revisionSecrets(p.rev.Snapshot) {
+		ref := occ.ResourceRef{Kind: occ.KindSecret, ID: sid, NamespaceID: ns}
+		checks = append(checks, struct {
+			who  occ.Caller
+			perm occ.Permission
+			res  occ.ResourceRef
+		}{actor, occ.P(occ.KindSecret, occ.ActionOperate), ref}, struct {
+			who  occ.Caller
+			perm occ.Permission
+			res  occ.ResourceRef
+		}{sp, occ.P(occ.KindSecret, occ.ActionOperate), ref})
+	}
+	for _, c := range checks {
+		d, err := w.authz.Decide(ctx, c.who, c.perm, c.res)
+		if err != nil {
+			return "", err
+		}
+		if !d.Allowed {
+			err := audit.Append(ctx, w.st, occ.AuditEvent{Kind: occ.AuditDenial, Action: "agents.deploy", Outcome: occ.OutcomeDenied,
+				ActorID: c.who.PrincipalID, Resource: c.res, ReasonCode: occ.DeployAuthorizationDenied,
+				Details: map[string]any{"permission": c.perm.String(), "decisionReason": d.Reason, "revisionId": p.rev.ID}})
+			if err != nil {
+				return "", err
+			}
+			return occ.DeployAuthorizationDenied, nil
+		}
+	}
+	return "", nil
+}
+
+func revisionSecrets(s *occ.RevisionSnapshot) []string {
+	var ids []string
+	for _, b := range s.SecretBindings {
+		ids = append(ids, b.Source.ID)
+	}
+	if s.HarnessAuth != nil && s.HarnessAuth.Source != nil {
+		ids = append(ids, s.HarnessAuth.Source.ID)
+	}
+	return ids
+}
+
+// spec resolves what the driver needs; secret values only in memory.
+func (w *revisionWorker) spec(ctx context.Context, p *pass) (compute.RevisionSpec, string, error) {
+	s := p.rev.Snapshot
+	spec := compute.RevisionSpec{RevisionRef: p.ref(), Number: p.rev.Number, ServicePrincipalID: s.ServicePrincipalID,
+		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{}}
+	for id := range s.Plugins {
+		spec.Plugins = append(spec.Plugins, id)
+	}
+	for name, b := range s.SecretBindings {
+		v, err := w.app().ResolveSecret(ctx, p.ag.NamespaceID, b.Source.ID)
+		if err != nil {
+			return spec, occ.DeploySecretUnavailable, nil
+		}
+		spec.Env[name] = string(v)
+		clear(v)
+	}
+	if h := s.HarnessAuth; h != nil && h.Source != nil {
+		v, err := w.app().ResolveSecret(ctx, p.ag.NamespaceID, h.Source.ID)
+		if err != nil {
+			return spec, occ.DeploySecretUnavailable, nil
+		}
+		spec.Env[modelKeyEnv(s.Configuration.Document)] = string(v)
+		clear(v)
+	}
+	files, _, err := w.st.StagedWorkspaceFiles(ctx, p.ag.ID)
+	if err == nil {
+		if json.Unmarshal([]byte(files), &spec.InitialFiles) != nil {
+			spec.InitialFiles = nil
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return spec, "", err
+	}
+	return spec, "", nil
+}
+
+// modelKeyEnv picks the provider variable an api_key binding fills, from
+// the document's default model ("anthropic/…" → ANTHROPIC_API_KEY,
+// anything else → OPENAI_API_KEY).
+func modelKeyEnv(doc map[string]any) string {
+	model, _ := dig(doc, "agents", "defaults", "model").(string)
+	if m, ok := dig(doc, "agents", "defaults", "model").(map[string]any); ok {
+		model, _ = m["primary"].(string)
+	}
+	if strings.HasPrefix(model, "anthropic/") {
+		return "ANTHROPIC_API_KEY"
+	}
+	return "OPENAI_API_KEY"
+}
+
+func dig(v any, path ...string) any {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func clearEnv(env map[string]string) {
+	for k := range env {
+		delete(env, k)
+	}
+}
+
+// markRunning shows the deployment as running while this pass works.
+func (w *revisionWorker) markRunning(ctx context.Context, p *pass) {
+	p.dep.Status, p.dep.NextAttemptAt, p.dep.Attempts, p.dep.UpdatedAt = app.DeploymentRunning, 0, p.job.Attempt, occ.Millis(w.now())
+	if err := w.st.UpdateDeployment(ctx, p.dep); err != nil {
+		w.log.Warn("mark deployment running", "revision", p.rev.ID, "error", err)
+	}
+}
+
+// pending records a not-ready attempt and snoozes without spending an
+// attempt: 500 ms at first, growing with age to 5 s.
+func (w *revisionWorker) pending(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure) error {
+	age := w.now().Sub(occ.FromMillis(p.dep.AdmittedAt))
+	delay := min(5*time.Second, max(500*time.Millisecond, age/40))
+	if err := w.recordAttempt(ctx, p, code, rf, delay); err != nil {
+		return err
+	}
+	return river.JobSnooze(delay)
+}
+
+// recordAttempt writes the attempt's evidence on the deployment and, when
+// it changed, a reconcile audit event.
+func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure, next time.Duration) error {
+	now := w.now()
+	changed := p.dep.LastAttemptCode != code
+	if changed || p.dep.LastAttemptAt == 0 {
+		p.dep.LastAttemptAt = occ.Millis(now)
+	}
+	p.dep.LastAttemptCode, p.dep.Status, p.dep.NextAttemptAt, p.dep.UpdatedAt = code, app.DeploymentQueued, occ.Millis(now.Add(next)), occ.Millis(now)
+	if rf != nil {
+		b, _ := json.Marshal(map[string]any{"component": rf.Component, "check": rf.Check, "checkedAt": occ.FormatTime(rf.CheckedAt), "code": rf.Code})
+		p.dep.RuntimeFailure = string(b)
+	}
+	return w.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateDeployment(ctx, p.dep); err != nil && !errors.Is(err, store.ErrStale) {
+			return err
+		}
+		if !changed {
+			return nil
+		}
+		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: ActRevisionAttempt, Outcome: occ.OutcomeSuccess,
+			ActorID: p.job.Args.ActorID, Resource: p.rev.Ref(), ReasonCode: code, Details: map[string]any{"attemptCount": p.job.Attempt}})
+	})
+}
+
+// driverError classifies a failed driver call: permanent fails now;
+// retryable retries with backoff until the attempts run out.
+func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) error {
+	if code := compute.PermanentCode(err); code != "" {
+		return w.fail(ctx, p, code, nil)
+	}
+	if p.job.Attempt >= p.job.MaxAttempts {
+		return w.fail(ctx, p, occ.DeployDependency, nil)
+	}
+	if rerr := w.recordAttempt(ctx, p, occ.AttemptDependency, nil, Delay(p.job.Attempt)); rerr != nil {
+		return rerr
+	}
+	w.log.Warn("revision reconcile failed; will retry", "revision", p.job.Args.RevisionID, "attempt", p.job.Attempt, "error", err)
+	return err
+}
+
+// fail settles the deployment as failed with a fixed code (terminal).
+func (w *revisionWorker) fail(ctx context.Context, p *pass, code string, data map[string]any) error {
+	now := w.now()
+	p.dep.Status, p.dep.ErrorCode, p.dep.FinishedAt, p.dep.UpdatedAt, p.dep.NextAttemptAt = app.DeploymentFailed, code, occ.Millis(now), occ.Millis(now), 0
+	if data != nil {
+		b, _ := json.Marshal(data)
+		p.dep.ErrorData = string(b)
+	}
+	err := w.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateDeployment(ctx, p.dep); errors.Is(err, store.ErrStale) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: ActRevisionSettle, Outcome: occ.OutcomeFailure,
+			ActorID: p.job.Args.ActorID, Resource: occ.ResourceRef{Kind: occ.KindAgentRevision, ID: p.job.Args.RevisionID, NamespaceID: p.job.Args.NamespaceID},
+			ReasonCode: code, Details: map[string]any{"attemptCount": p.job.Attempt, "final": true}})
+	})
+	if err != nil {
+		return err
+	}
+	return river.JobCancel(errors.New(code))
+}
+
+// publish makes a ready revision active: compare-and-set the Agent's
+// pointer, activate, retire the predecessor, then complete.
+func (w *revisionWorker) publish(ctx context.Context, p *pass, warnings []compute.Warning) error {
+	prev := p.ag.ActiveRevisionID
+	stopped := false
+	err := w.st.InTx(ctx, func(tx *store.Tx) error {
+		row, err := tx.GetAgent(ctx, p.ag.NamespaceID, p.ag.ID)
+		if err != nil {
+			return err
+		}
+		cur := app.DecodeAgent(row)
+		if cur.Status == occ.AgentDeleting || cur.DesiredState != occ.DesiredRunning {
+			stopped = true
+			return nil
+		}
+		if cur.ActiveRevisionID != prev {
+			return errActiveMoved
+		}
+		row.ActiveRevisionID, row.UpdatedAt = p.rev.ID, occ.Millis(w.now())
+		return tx.UpdateAgent(ctx, row)
+	})
+	switch {
+	case errors.Is(err, errActiveMoved):
+		return w.pending(ctx, p, occ.AttemptActiveMoved, nil)
+	case err != nil:
+		return err
+	case stopped:
+		_ = p.rd.RetireRevision(ctx, p.ref())
+		return w.fail(ctx, p, occ.DeployStopped, nil)
+	}
+	if err := p.rd.ActivateRevision(ctx, p.ref()); err != nil {
+		return w.driverError(ctx, p, err)
+	}
+	if prev != "" && prev != p.rev.ID {
+		prevRef := p.ref()
+		prevRef.RevisionID = prev
+		if err := p.rd.RetireRevision(ctx, prevRef); err != nil {
+			w.log.Warn("retire predecessor", "revision", prev, "error", err)
+		}
+	}
+	return w.complete(ctx, p, prev, warnings)
+}
+
+var errActiveMoved = errors.New("active revision changed")
+
+// complete settles a published revision as succeeded, drops staged files,
+// and audits the activation.
+func (w *revisionWorker) complete(ctx context.Context, p *pass, prev string, warnings []compute.Warning) error {
+	ws := make([]app.Warning, 0, len(warnings))
+	admitted := p.rev.Snapshot.Plugins
+	for _, x := range warnings {
+		if _, ok := admitted[x.PluginID]; ok && (x.Code == "PLUGIN_INSTALL_FAILED" || x.Code == "PLUGIN_AUTH_REQUIRED") {
+			ws = append(ws, app.Warning{Code: x.Code, PluginID: x.PluginID})
+		}
+	}
+	b, _ := json.Marshal(ws)
+	now := w.now()
+	p.dep.Status, p.dep.Warnings, p.dep.FinishedAt, p.dep.UpdatedAt, p.dep.NextAttemptAt = app.DeploymentSucceeded, string(b), occ.Millis(now), occ.Millis(now), 0
+	return w.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateDeployment(ctx, p.dep); errors.Is(err, store.ErrStale) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := tx.DropStagedWorkspaceFiles(ctx, p.ag.ID); err != nil {
+			return err
+		}
+		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: ActRevisionActivate, Outcome: occ.OutcomeSuccess,
+			ActorID: p.job.Args.ActorID, Resource: p.rev.Ref(), ReasonCode: "REVISION_ACTIVATED",
+			Details: map[string]any{"agentId": p.ag.ID, "previousRevisionId": prev, "attemptCount": p.job.Attempt, "warningCount": len(ws)}})
+	})
+}
