@@ -1,0 +1,97 @@
+package compute
+
+import (
+	"context"
+	"time"
+)
+
+// AgentRef names an Agent to a driver.
+type AgentRef struct {
+	NamespaceID string
+	AgentID     string
+}
+
+// RevisionRef names one revision of an Agent.
+type RevisionRef struct {
+	AgentRef
+	RevisionID string
+}
+
+// RevisionSpec is everything a driver needs to run one revision. Secret
+// values are resolved by the worker just before the call, live only in
+// memory, and reach the gateway through its process environment only.
+type RevisionSpec struct {
+	RevisionRef
+	Number             int64
+	ServicePrincipalID string
+	ExecutionMode      string         // embedded | dedicated
+	Document           map[string]any // the frozen native Configuration document
+	Env                map[string]string
+	Plugins            []string          // plugin IDs (name@catalog)
+	InitialFiles       map[string]string // applied once before the first start; nil when none
+}
+
+// Warning is a closed-code warning a ready revision carries.
+type Warning struct {
+	Code     string // PLUGIN_INSTALL_FAILED | PLUGIN_AUTH_REQUIRED
+	PluginID string
+}
+
+// RuntimeFailure is bounded, credential-free evidence of why a revision is
+// not ready, captured by the driver for that exact revision.
+type RuntimeFailure struct {
+	Component string
+	Check     string
+	CheckedAt time.Time
+	Code      string
+}
+
+// Readiness is what PrepareRevision observed.
+type Readiness struct {
+	Ready          bool
+	PendingReason  string // why not ready yet (allowlisted code)
+	Warnings       []Warning
+	RuntimeFailure *RuntimeFailure
+	// AuthRejected says the runtime reported a rejected model credential
+	// (HTTP 401/403): the deployment fails at once.
+	AuthRejected bool
+}
+
+// Endpoint is how occ reaches an Agent's gateway.
+type Endpoint struct {
+	URL   string // ws://127.0.0.1:PORT (private)
+	Token string
+}
+
+// Check is one diagnostics result.
+type Check struct {
+	Component string
+	Check     string
+	Status    string // succeeded | failed | unknown
+	Code      string
+	Message   string
+}
+
+// RevisionDriver runs Agents' revisions. Every method is idempotent and
+// keyed by IDs; errors are retryable unless marked Permanent.
+type RevisionDriver interface {
+	// PrepareRevision creates or reuses the Agent's gateway for the
+	// revision and reports readiness; not ready is not an error.
+	PrepareRevision(ctx context.Context, spec RevisionSpec) (Readiness, error)
+	// ActivateRevision makes a ready revision the one that serves.
+	ActivateRevision(ctx context.Context, rev RevisionRef) error
+	// RetireRevision stops a revision that is no longer wanted, never
+	// touching a gateway that now belongs to another revision.
+	RetireRevision(ctx context.Context, rev RevisionRef) error
+	// StopAgent removes execution and routing of whatever runs for the
+	// Agent; workspace, state and credentials stay.
+	StopAgent(ctx context.Context, agent AgentRef) error
+	// DeleteAgent removes everything the driver owns for the Agent,
+	// workspace data included.
+	DeleteAgent(ctx context.Context, agent AgentRef) error
+	// GatewayEndpoint returns the private endpoint of the Agent's running
+	// gateway, if any.
+	GatewayEndpoint(ctx context.Context, agent AgentRef) (Endpoint, bool)
+	// Diagnose runs fresh checks of a revision (at most 32).
+	Diagnose(ctx context.Context, rev RevisionRef) ([]Check, error)
+}
