@@ -1,0 +1,118 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/local"
+)
+
+// fakeCompute is an in-memory revision driver over the local Namespace
+// driver, with switches for the worker's branches. It records what runs.
+type fakeCompute struct {
+	*local.Driver
+	mu         sync.Mutex
+	notReady   map[string]int    // agent → prepare calls still not ready (-1: never)
+	authReject map[string]bool   // agent → the runtime rejects the model credential
+	failDelete map[string]bool   // agent → DeleteAgent fails (retryable)
+	running    map[string]string // agent → revision whose gateway runs
+	active     map[string]string // agent → activated revision
+	envSeen    map[string]map[string]string
+	files      map[string]map[string]string
+	deleted    map[string]bool
+}
+
+func newFakeCompute(t *testing.T) *fakeCompute {
+	d, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fakeCompute{Driver: d, notReady: map[string]int{}, authReject: map[string]bool{}, failDelete: map[string]bool{},
+		running: map[string]string{}, active: map[string]string{}, envSeen: map[string]map[string]string{},
+		files: map[string]map[string]string{}, deleted: map[string]bool{}}
+}
+
+func (f *fakeCompute) set(fn func(f *fakeCompute)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func (f *fakeCompute) get(fn func(f *fakeCompute)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func (f *fakeCompute) PrepareRevision(ctx context.Context, s compute.RevisionSpec) (compute.Readiness, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := s.AgentID
+	if f.running[a] != s.RevisionID {
+		f.running[a] = s.RevisionID
+		env := map[string]string{}
+		for k, v := range s.Env {
+			env[k] = v
+		}
+		f.envSeen[a] = env
+		if s.InitialFiles != nil && f.files[a] == nil {
+			f.files[a] = s.InitialFiles
+		}
+	}
+	if f.authReject[a] {
+		return compute.Readiness{AuthRejected: true}, nil
+	}
+	if n := f.notReady[a]; n != 0 {
+		if n > 0 {
+			f.notReady[a] = n - 1
+		}
+		return compute.Readiness{PendingReason: "AGENT_GATEWAY_STARTING", RuntimeFailure: &compute.RuntimeFailure{
+			Component: "gateway", Check: "readyz", CheckedAt: time.Now(), Code: "UNAVAILABLE"}}, nil
+	}
+	return compute.Readiness{Ready: true}, nil
+}
+
+func (f *fakeCompute) ActivateRevision(ctx context.Context, r compute.RevisionRef) error {
+	f.set(func(f *fakeCompute) { f.active[r.AgentID] = r.RevisionID })
+	return nil
+}
+
+func (f *fakeCompute) RetireRevision(ctx context.Context, r compute.RevisionRef) error {
+	f.set(func(f *fakeCompute) {
+		if f.running[r.AgentID] == r.RevisionID {
+			delete(f.running, r.AgentID)
+		}
+	})
+	return nil
+}
+
+func (f *fakeCompute) StopAgent(ctx context.Context, a compute.AgentRef) error {
+	f.set(func(f *fakeCompute) { delete(f.running, a.AgentID); delete(f.active, a.AgentID) })
+	return nil
+}
+
+var errFakeDelete = errors.New("fake: delete failed")
+
+func (f *fakeCompute) DeleteAgent(ctx context.Context, a compute.AgentRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failDelete[a.AgentID] {
+		return errFakeDelete
+	}
+	delete(f.running, a.AgentID)
+	delete(f.active, a.AgentID)
+	f.deleted[a.AgentID] = true
+	return nil
+}
+
+func (f *fakeCompute) GatewayEndpoint(ctx context.Context, a compute.AgentRef) (compute.Endpoint, bool) {
+	return compute.Endpoint{}, false
+}
+
+func (f *fakeCompute) Diagnose(ctx context.Context, r compute.RevisionRef) ([]compute.Check, error) {
+	return nil, nil
+}
