@@ -132,7 +132,8 @@ type Options struct {
 	// OnRequest, if set, is called with the method name before each request
 	// (connect excluded) is answered, in that request's goroutine; a test may
 	// block in it to hold the answer back (no timing needed to test
-	// cancellation or a connection lost mid-request).
+	// cancellation or a connection lost mid-request). It must return by the
+	// end of the test: the cleanup waits for requests in flight.
 	OnRequest func(method string)
 
 	// The switches (see the package documentation).
@@ -212,6 +213,7 @@ func Start(t testing.TB, o Options) *Gateway {
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 		<-g.done
+		srv.Wait()
 	})
 	return g
 }

@@ -139,8 +139,9 @@ type Server struct {
 	logFile  *os.File
 	requests atomic.Int64
 
-	httpSrv *http.Server
-	crashed chan struct{}
+	httpSrv  *http.Server
+	handlers sync.WaitGroup // WebSocket connections and requests in flight
+	crashed  chan struct{}
 	timers  []*time.Timer
 	writeMu sync.Mutex // serializes workspace file writes
 }
@@ -198,7 +199,9 @@ func New(cfg Config) (*Server, error) {
 		plugins: slices.Clone(cfg.PluginWarnings),
 		slack:   firstNonEmpty(cfg.Slack, SlackOK),
 		crashed: make(chan struct{}),
+		started: time.Now(),
 	}
+	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	if st, err := os.Stat(cfg.ConfigPath); err == nil {
 		s.fcStamp = st.ModTime()
 	}
@@ -227,11 +230,15 @@ func (s *Server) Requests() int64 { return s.requests.Load() }
 func (s *Server) Crashed() <-chan struct{} { return s.crashed }
 
 // Serve serves on l until Shutdown or a crash; it starts the startup and
-// crash timers.
+// crash timers. After Shutdown or Crash it returns at once.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
+	if s.phase != "starting" {
+		s.mu.Unlock()
+		l.Close()
+		return nil
+	}
 	s.started = time.Now()
-	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	srv := s.httpSrv
 	if s.cfg.StartupDelay > 0 {
 		s.timers = append(s.timers, time.AfterFunc(s.cfg.StartupDelay, s.markStarted))
@@ -266,7 +273,7 @@ func (s *Server) markStarted() {
 // event and close 1012, then the listener closes.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	if s.phase == "crashed" || s.httpSrv == nil {
+	if s.phase == "crashed" || s.phase == "draining" {
 		s.mu.Unlock()
 		return nil
 	}
@@ -308,15 +315,17 @@ func (s *Server) Crash() {
 	srv := s.httpSrv
 	s.mu.Unlock()
 	s.logf("ERROR", "fake crash")
-	if srv != nil {
-		srv.Close()
-	}
+	srv.Close()
 	for c := range conns {
 		c.CloseNow()
 	}
 	s.closeLog()
 	close(s.crashed)
 }
+
+// Wait waits for the connections and requests still being handled (after
+// Shutdown or Crash, so that nothing writes to the workspace afterwards).
+func (s *Server) Wait() { s.handlers.Wait() }
 
 func (s *Server) closeLog() {
 	s.mu.Lock()

@@ -79,7 +79,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, attr attributio
 		return
 	}
 	s.conns[c] = struct{}{}
+	s.handlers.Add(1)
 	s.mu.Unlock()
+	defer s.handlers.Done()
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, c)
@@ -159,7 +161,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, attr attributio
 			}
 			s.requests.Add(1)
 			// Requests run concurrently; answers may come out of order.
-			go sess.handle(ctx, f)
+			s.handlers.Add(1)
+			go func() {
+				defer s.handlers.Done()
+				sess.handle(ctx, f)
+			}()
 		default:
 			// Unknown frame types (cancel, …) are ignored.
 		}
@@ -347,6 +353,9 @@ func (sess *session) has(scope string) bool {
 func (sess *session) handle(ctx context.Context, f reqFrame) {
 	if hook := sess.s.cfg.OnRequest; hook != nil {
 		hook(f.Method)
+		if ctx.Err() != nil {
+			return // the connection is gone: nothing to answer, nothing to do
+		}
 	}
 	payload, err := sess.dispatch(f)
 	var frame map[string]any
