@@ -142,8 +142,8 @@ type Server struct {
 	httpSrv  *http.Server
 	handlers sync.WaitGroup // WebSocket connections and requests in flight
 	crashed  chan struct{}
-	timers  []*time.Timer
-	writeMu sync.Mutex // serializes workspace file writes
+	timers   []*time.Timer
+	writeMu  sync.Mutex // serializes workspace file writes
 }
 
 // New checks the configuration file and returns a server ready to Serve.
