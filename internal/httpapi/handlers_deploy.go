@@ -3,7 +3,9 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/httpapi/gen"
@@ -100,4 +102,84 @@ func (h *handlers) GetDeployment(ctx context.Context, r gen.GetDeploymentRequest
 		return nil, err
 	}
 	return deploymentResponse{Data: toDeployment(d), Meta: meta(ctx)}, nil
+}
+
+// deploymentEvents streams a deployment's status as Server-Sent Events
+// until it is terminal or the client goes away. It reads persisted state
+// only, like GET …/deployments/:id.
+type deploymentEvents struct {
+	ctx   context.Context
+	first app.DeploymentStatus
+	poll  func(ctx context.Context) (app.DeploymentStatus, error)
+}
+
+// VisitStreamDeploymentResponse implements gen.StreamDeploymentResponseObject.
+func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(d app.DeploymentStatus) error {
+		b, err := json.Marshal(toDeployment(d))
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "event: status\ndata: %s\n\n", b); err != nil {
+			return err
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return nil
+	}
+	cur := s.first
+	if err := send(cur); err != nil {
+		return err
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for cur.Status != app.DeploymentSucceeded && cur.Status != app.DeploymentFailed {
+		select {
+		case <-s.ctx.Done():
+			return nil
+		case <-keepAlive.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		case <-tick.C:
+			next, err := s.poll(s.ctx)
+			if err != nil {
+				return nil // the status stream ends; the client polls GET instead
+			}
+			if b1, b2 := toJSONBytes(toDeployment(next)), toJSONBytes(toDeployment(cur)); string(b1) != string(b2) {
+				if err := send(next); err != nil {
+					return nil
+				}
+			}
+			cur = next
+		}
+	}
+	return nil
+}
+
+func toJSONBytes(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func (h *handlers) StreamDeployment(ctx context.Context, r gen.StreamDeploymentRequestObject) (gen.StreamDeploymentResponseObject, error) {
+	c := callerFrom(ctx)
+	poll := func(ctx context.Context) (app.DeploymentStatus, error) {
+		return h.app.GetDeployment(ctx, c, r.NamespaceId, r.AgentId, r.RevisionId)
+	}
+	first, err := poll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return deploymentEvents{ctx: ctx, first: first, poll: poll}, nil
 }

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -303,5 +305,33 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDeploymentEvents streams a deployment's status as Server-Sent Events
+// until it is terminal.
+func TestDeploymentEvents(t *testing.T) {
+	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
+	e := d.e
+	d.fake.set(func(f *fakeCompute) { f.notReady[d.agent] = 2 })
+	rev := d.deploy(t, d.agent)
+	req, _ := http.NewRequest("GET", e.base+d.path("/agents/"+d.agent+"/deployments/"+rev+"/events"), nil)
+	req.Header.Set("Authorization", "Bearer "+e.admin)
+	res, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("events = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	raw, err := io.ReadAll(res.Body) // the stream ends once terminal
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := strings.Split(strings.TrimSpace(string(raw)), "\n\n")
+	last := events[len(events)-1]
+	if !strings.HasPrefix(last, "event: status\ndata: ") || !strings.Contains(last, `"status":"succeeded"`) {
+		t.Fatalf("last event = %q (of %d)", last, len(events))
 	}
 }

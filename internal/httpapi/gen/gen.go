@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/oapi-codegen/nullable"
@@ -2014,6 +2015,9 @@ type ServerInterface interface {
 	// GetDeployment Poll a deployment's persisted status (agent_revision:read alone)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId})
 	GetDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
+	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
+	StreamDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
 	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
 	ListAgentRevisions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params ListAgentRevisionsParams)
@@ -3770,6 +3774,50 @@ func (siw *ServerInterfaceWrapper) GetDeployment(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetDeployment(w, r, namespaceId, agentId, revisionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamDeployment operation middleware
+func (siw *ServerInterfaceWrapper) StreamDeployment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "revisionId" -------------
+	var revisionId RevisionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "revisionId", r.PathValue("revisionId"), &revisionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "revisionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamDeployment(w, r, namespaceId, agentId, revisionId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6144,6 +6192,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deploy", wrapper.DeployAgent)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/stop", wrapper.StopAgent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}", wrapper.GetDeployment)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events", wrapper.StreamDeployment)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions", wrapper.ListAgentRevisions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}", wrapper.GetAgentRevision)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/backends", wrapper.ListBackends)
@@ -7934,6 +7983,76 @@ type GetDeploymentdefaultJSONResponse struct {
 }
 
 func (response GetDeploymentdefaultJSONResponse) VisitGetDeploymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamDeploymentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	RevisionId  RevisionId  `json:"revisionId"`
+}
+
+type StreamDeploymentResponseObject interface {
+	VisitStreamDeploymentResponse(w http.ResponseWriter) error
+}
+
+type StreamDeployment200TexteventStreamResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response StreamDeployment200TexteventStreamResponse) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type StreamDeploymentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response StreamDeploymentdefaultJSONResponse) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -9960,6 +10079,9 @@ type StrictServerInterface interface {
 	// GetDeployment Poll a deployment's persisted status (agent_revision:read alone)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId})
 	GetDeployment(ctx context.Context, request GetDeploymentRequestObject) (GetDeploymentResponseObject, error)
+	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
+	StreamDeployment(ctx context.Context, request StreamDeploymentRequestObject) (StreamDeploymentResponseObject, error)
 	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
 	ListAgentRevisions(ctx context.Context, request ListAgentRevisionsRequestObject) (ListAgentRevisionsResponseObject, error)
@@ -11345,6 +11467,34 @@ func (sh *strictHandler) GetDeployment(w http.ResponseWriter, r *http.Request, n
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetDeploymentResponseObject); ok {
 		if err := validResponse.VisitGetDeploymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// StreamDeployment operation middleware
+func (sh *strictHandler) StreamDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId) {
+	var request StreamDeploymentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.RevisionId = revisionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.StreamDeployment(ctx, request.(StreamDeploymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StreamDeployment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(StreamDeploymentResponseObject); ok {
+		if err := validResponse.VisitStreamDeploymentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
