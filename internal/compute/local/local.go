@@ -1,36 +1,137 @@
 // Package local is the embedded default Compute Driver: it runs gateways as
 // supervised processes on this host, one directory per Namespace and Agent
 // under its root.
+//
+// Layout of an Agent (everything 0700/0600, owned by occ's user):
+//
+//	<root>/namespaces/<ns>/agents/<agent>/
+//	  openclaw.json   rendered by gateway.RenderConfig: the revision's document
+//	                  with the occ-owned keys (loopback port, token auth,
+//	                  workspace, log file); never a secret
+//	  token           the gateway token (OPENCLAW_GATEWAY_TOKEN), one per Agent
+//	  run.json        revision, desired state, port, PID and start time of the
+//	                  process, whether the initial files were applied
+//	  lock            flock: one operation on the Agent at a time, across
+//	                  driver instances and occ processes
+//	  state/ workspace/ home/
+//	  gateway.log     the gateway's own log (logging.file)
+//	  console.log     the gateway's stdout and stderr, since its last start
+//
+// The secret environment of a revision (RevisionSpec.Env) reaches the gateway
+// through its process environment only. It is kept in memory to restart a
+// gateway that died; after an occ restart it is read back from the running
+// gateway's /proc/<pid>/environ when the gateway is re-adopted.
+//
+// Processes: one per Agent, in its own process group so that it outlives
+// occ; a gateway that dies while it should run is restarted with backoff
+// (1 s doubling to 60 s); a stop sends SIGTERM to the main PID, then SIGKILL
+// after StopTimeout, and waits for it. run.json is written before and after
+// every start and stop, so a new driver on the same root (occ restarted)
+// re-adopts a live gateway (same PID and start time) instead of starting a
+// second one, finishes an interrupted stop, and kills a gateway whose start
+// was interrupted before its PID was recorded.
 package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/occ"
 )
 
-// Driver is the local Compute Driver.
+// Driver is the local Compute Driver. It implements compute.Driver and
+// compute.RevisionDriver.
 type Driver struct {
-	root string
+	root        string
+	cmd         Command
+	stopTimeout time.Duration
+	firstPort   int
+	log         *slog.Logger
+
+	mu        sync.Mutex
+	agents    map[string]*agent
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
-// New returns a local driver keeping its state under root (created 0700).
-func New(root string) (*Driver, error) {
+var (
+	_ compute.Driver         = (*Driver)(nil)
+	_ compute.RevisionDriver = (*Driver)(nil)
+)
+
+// New returns a local driver keeping its state under root (created 0700),
+// without a gateway command: it manages Namespaces only. Open configures
+// everything.
+func New(root string) (*Driver, error) { return Open(Options{Root: root}) }
+
+// Open returns a local driver. Gateways already running under the root are
+// re-adopted lazily by each method, or at once by Adopt.
+func Open(o Options) (*Driver, error) {
+	if o.Root == "" {
+		return nil, errors.New("local compute root: empty path")
+	}
+	root, err := filepath.Abs(o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("local compute root: %w", err)
+	}
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("local compute root: %w", err)
 	}
-	return &Driver{root: root}, nil
+	d := &Driver{root: root, cmd: o.Command, stopTimeout: o.StopTimeout, firstPort: o.FirstPort, log: o.Logger,
+		agents: map[string]*agent{}, closed: make(chan struct{})}
+	if d.stopTimeout <= 0 {
+		d.stopTimeout = DefaultStopTimeout
+	}
+	if d.firstPort <= 0 {
+		d.firstPort = DefaultFirstPort
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return d, nil
+}
+
+// Close stops supervising: no gateway is restarted any more and no method
+// may be called afterwards. Running gateways keep running (occ's shutdown
+// never stops Agents); a new driver on the same root re-adopts them.
+func (d *Driver) Close() error {
+	d.closeOnce.Do(func() { close(d.closed) })
+	return nil
+}
+
+// errClosed is returned by the methods of a closed driver.
+var errClosed = errors.New("local compute driver is closed")
+
+func (d *Driver) isClosed() bool {
+	select {
+	case <-d.closed:
+		return true
+	default:
+		return false
+	}
 }
 
 // Name implements compute.Driver.
 func (d *Driver) Name() string { return "local" }
 
+// Root is the directory the driver keeps everything under.
+func (d *Driver) Root() string { return d.root }
+
 // NamespaceDir is where a Namespace's Agents live.
 func (d *Driver) NamespaceDir(id string) string { return filepath.Join(d.root, "namespaces", id) }
+
+// AgentDir is the directory of an Agent (see the package documentation).
+func (d *Driver) AgentDir(a compute.AgentRef) string {
+	return filepath.Join(d.NamespaceDir(a.NamespaceID), "agents", a.AgentID)
+}
 
 // EnsureNamespace creates the Namespace's directory.
 func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (compute.NamespaceObservation, error) {
@@ -43,10 +144,23 @@ func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	return compute.NamespaceObservation{Done: true}, nil
 }
 
-// DeleteNamespace removes the Namespace's directory and all it holds.
+// DeleteNamespace stops every gateway of the Namespace and removes its
+// directory and all it holds.
 func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (compute.NamespaceObservation, error) {
 	if !occ.ValidID(occ.PrefixNamespace, ns.ID) {
 		return compute.NamespaceObservation{}, compute.Permanent("INVALID_NAMESPACE_ID", fmt.Errorf("bad id %q", ns.ID))
+	}
+	entries, err := os.ReadDir(filepath.Join(d.NamespaceDir(ns.ID), "agents"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return compute.NamespaceObservation{}, fmt.Errorf("list agents of namespace: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !occ.ValidID(occ.PrefixAgent, e.Name()) {
+			continue
+		}
+		if err := d.DeleteAgent(ctx, compute.AgentRef{NamespaceID: ns.ID, AgentID: e.Name()}); err != nil {
+			return compute.NamespaceObservation{}, err
+		}
 	}
 	if err := os.RemoveAll(d.NamespaceDir(ns.ID)); err != nil {
 		return compute.NamespaceObservation{}, fmt.Errorf("remove namespace directory: %w", err)

@@ -1,0 +1,85 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/openclaw/occ/internal/gateway"
+	ocruntime "github.com/openclaw/occ/internal/runtime"
+)
+
+// Command returns the command line (argv, program first) that starts one
+// gateway in the foreground, listening on port. The driver adds the
+// environment; the command must not daemonize. An error is retryable (for
+// example: the runtime is not installed yet).
+type Command func(port int) ([]string, error)
+
+// RuntimeCommand starts the real gateway of an installed runtime:
+// <Node> <OpenClawPkg>/openclaw.mjs gateway run --port N.
+func RuntimeCommand(rt ocruntime.Runtime) Command {
+	return func(port int) ([]string, error) {
+		return append([]string{rt.Node, rt.Entry()}, gateway.LaunchArgs(port)...), nil
+	}
+}
+
+// InstalledRuntime starts the real gateway of the pinned runtime installed
+// under runtimeDir, looked up at every start, so that an install made after
+// the driver was opened is picked up.
+func InstalledRuntime(runtimeDir string) Command {
+	return func(port int) ([]string, error) {
+		rt, ok := ocruntime.Find(runtimeDir, ocruntime.Pinned())
+		if !ok {
+			return nil, fmt.Errorf("the pinned OpenClaw runtime %s is not installed in %s (occ runtime install)", ocruntime.Pinned().Name(), runtimeDir)
+		}
+		return RuntimeCommand(rt)(port)
+	}
+}
+
+// BinaryCommand starts a gateway binary that takes the gateway's own
+// command line (the fake gateway of gatewaytest): <path> gateway run --port N.
+func BinaryCommand(path string) Command {
+	return func(port int) ([]string, error) {
+		return append([]string{path}, gateway.LaunchArgs(port)...), nil
+	}
+}
+
+// Options configures Open.
+type Options struct {
+	// Root is the directory the driver keeps everything under (created
+	// 0700): namespaces/<ns>/agents/<agent>/ per Agent.
+	Root string
+	// Command starts a gateway. Without one the driver manages Namespaces
+	// only and PrepareRevision fails.
+	Command Command
+	// StopTimeout is how long a gateway gets to exit after SIGTERM before it
+	// is sent SIGKILL; default DefaultStopTimeout.
+	StopTimeout time.Duration
+	// FirstPort is the lowest loopback port given to a gateway; default
+	// DefaultFirstPort. Gateways get ports PortSpacing apart from there up.
+	FirstPort int
+	// Logger receives the driver's events (starts, exits, restarts, stops),
+	// never a secret; nil discards them.
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	// DefaultStopTimeout is the SIGTERM grace of a stopping gateway.
+	DefaultStopTimeout = 10 * time.Second
+	// DefaultFirstPort is the lowest port a gateway gets.
+	DefaultFirstPort = 20000
+	// PortSpacing is the distance between two gateways' ports: a gateway
+	// derives ports up to its own + 110 (reference/openclaw-runtime.md §1.1).
+	PortSpacing = 120
+)
+
+// Restart backoff of a gateway that died while it should run.
+const (
+	minBackoff = time.Second
+	maxBackoff = 60 * time.Second
+)
+
+// errNoCommand is returned by PrepareRevision of a driver without Command.
+var errNoCommand = errors.New("local compute driver has no gateway command configured")

@@ -1,0 +1,7 @@
+package local
+
+// Test access to the /proc helpers.
+var (
+	ProcessesWithEnv = processesWithEnv
+	ReadEnviron      = readEnviron
+)

@@ -1,0 +1,377 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/occ"
+)
+
+// Readiness codes of the local driver.
+const (
+	// PendingStarting: the gateway process runs but does not answer its
+	// probes as ready yet (or another process answers its port).
+	PendingStarting = "AGENT_GATEWAY_STARTING"
+	// PendingUnavailable: the gateway started but /readyz reports a failing
+	// component (for example a dead Slack account).
+	PendingUnavailable = "AGENT_GATEWAY_UNAVAILABLE"
+	// CodeStartupFailed is the RuntimeFailure code of a gateway process that
+	// exited (component "gateway", check "process").
+	CodeStartupFailed = "RUNTIME_STARTUP_FAILED"
+	// CodeAuthenticationFailed is the RuntimeFailure code that goes with
+	// AuthRejected (component "gateway", check "model-credential").
+	CodeAuthenticationFailed = "AUTHENTICATION_FAILED"
+)
+
+// probeTimeout bounds the HTTP probes and modelProbeTimeout the model
+// credential check of one PrepareRevision; diagnoseTimeout bounds Diagnose.
+const (
+	probeTimeout      = 5 * time.Second
+	modelProbeTimeout = 30 * time.Second
+	diagnoseTimeout   = 10 * time.Second
+)
+
+func checkAgent(a compute.AgentRef) error {
+	if !occ.ValidID(occ.PrefixNamespace, a.NamespaceID) {
+		return compute.Permanent("INVALID_NAMESPACE_ID", fmt.Errorf("bad id %q", a.NamespaceID))
+	}
+	if !occ.ValidID(occ.PrefixAgent, a.AgentID) {
+		return compute.Permanent("INVALID_AGENT_ID", fmt.Errorf("bad id %q", a.AgentID))
+	}
+	return nil
+}
+
+func checkRevision(r compute.RevisionRef) error {
+	if err := checkAgent(r.AgentRef); err != nil {
+		return err
+	}
+	if !occ.ValidID(occ.PrefixRevision, r.RevisionID) {
+		return compute.Permanent("INVALID_REVISION_ID", fmt.Errorf("bad id %q", r.RevisionID))
+	}
+	return nil
+}
+
+// target is what a readiness check or a diagnosis needs of a running
+// gateway, copied out of the Agent's lock.
+type target struct {
+	proc  *proc
+	port  int
+	token string
+}
+
+func (t target) httpURL() string { return "http://127.0.0.1:" + strconv.Itoa(t.port) }
+func (t target) wsURL() string   { return "ws://127.0.0.1:" + strconv.Itoa(t.port) }
+
+// PrepareRevision makes the Agent's gateway run the revision and reports
+// its readiness. If the gateway already runs the revision it is only
+// probed. Otherwise the gateway of any other revision is stopped, the
+// configuration written, the initial files applied (only before the very
+// first start of the Agent), and the gateway started. A gateway of this
+// revision that exited is reported as RuntimeFailure while its supervisor
+// waits to restart it.
+func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
+	if err := checkRevision(spec.RevisionRef); err != nil {
+		return compute.Readiness{}, err
+	}
+	if d.cmd == nil {
+		return compute.Readiness{}, compute.Permanent("RUNTIME_NOT_CONFIGURED", errNoCommand)
+	}
+	if err := checkInitialFiles(spec.InitialFiles); err != nil {
+		return compute.Readiness{}, err
+	}
+	if err := os.MkdirAll(d.NamespaceDir(spec.NamespaceID), 0o700); err != nil {
+		return compute.Readiness{}, fmt.Errorf("create namespace directory: %w", err)
+	}
+	var t target
+	var modelChecked bool
+	err := d.withAgent(spec.AgentRef, true, func(a *agent, st *runState) error {
+		if a.proc != nil && st.Running && st.RevisionID == spec.RevisionID {
+			if a.env == nil && spec.Env != nil {
+				a.env = cloneEnv(spec.Env)
+			}
+		} else {
+			if a.proc != nil {
+				// Another revision runs: desired state first, then stop it.
+				st.Running = false
+				if err := writeRun(a.dir, st); err != nil {
+					return err
+				}
+				if err := d.stopProc(a, a.proc); err != nil {
+					return err
+				}
+				a.proc = nil
+				st.PID, st.StartTime = 0, 0
+			}
+			if !st.InitialFilesApplied {
+				if err := applyInitialFiles(filepath.Join(a.dir, workspace), spec.InitialFiles); err != nil {
+					return err
+				}
+				st.InitialFilesApplied = true
+			}
+			st.RevisionID, st.Running = spec.RevisionID, true
+			if st.ActiveRevisionID != "" && st.ActiveRevisionID != spec.RevisionID {
+				st.ActiveRevisionID = "" // what served is gone
+			}
+			a.env, a.backoff = cloneEnv(spec.Env), 0
+			if err := d.start(a, st, spec.Document); err != nil {
+				return err
+			}
+		}
+		t = target{proc: a.proc, port: st.Port, token: readToken(a.dir)}
+		modelChecked = a.modelChecked == a.proc.key()
+		return nil
+	})
+	if err != nil {
+		return compute.Readiness{}, err
+	}
+	r, err := d.readiness(ctx, spec, t, modelChecked)
+	if err == nil && r.Ready {
+		a := d.agentFor(spec.AgentRef)
+		a.mu.Lock()
+		if a.proc == t.proc {
+			a.modelChecked = t.proc.key()
+		}
+		a.mu.Unlock()
+	}
+	return r, err
+}
+
+// readiness probes a gateway: /healthz, /startupz, /readyz, then over the
+// WebSocket the model credential (models.probe of the primary model's
+// provider, once per process) and the plugin warnings (health).
+func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t target, modelChecked bool) (compute.Readiness, error) {
+	failure := func(check, code string) compute.Readiness {
+		return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: check, CheckedAt: time.Now().UTC(), Code: code}}
+	}
+	if t.proc.exited() {
+		return failure("process", CodeStartupFailed), nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	h, err := gateway.Probe(pctx, t.httpURL())
+	cancel()
+	switch {
+	case err == nil:
+	case t.proc.exited():
+		return failure("process", CodeStartupFailed), nil
+	case errors.Is(err, gateway.ErrNotReady) && h.Started:
+		return compute.Readiness{PendingReason: PendingUnavailable}, nil
+	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
+		return compute.Readiness{PendingReason: PendingStarting}, nil
+	default:
+		return compute.Readiness{}, err
+	}
+	if !listensOn(t.proc.pid, t.port) {
+		// Ready, but not ours: another process holds the port.
+		return compute.Readiness{PendingReason: PendingStarting}, nil
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, modelProbeTimeout)
+	defer cancel()
+	c, err := gateway.Dial(wctx, gateway.Options{URL: t.wsURL(), Token: t.token})
+	if err != nil {
+		if errors.Is(err, gateway.ErrNotReady) || errors.Is(err, gateway.ErrUnreachable) {
+			return compute.Readiness{PendingReason: PendingStarting}, nil
+		}
+		return compute.Readiness{}, err
+	}
+	defer c.Close()
+	if provider := gateway.ModelProvider(spec.Document); provider != "" && !modelChecked {
+		_, err := c.ProbeModel(wctx, provider)
+		switch {
+		case errors.Is(err, gateway.ErrModelAuth):
+			r := failure("model-credential", CodeAuthenticationFailed)
+			r.AuthRejected = true
+			return r, nil
+		case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
+			return compute.Readiness{PendingReason: PendingStarting}, nil
+		}
+		// Any other answer (rate limit, timeout, …) does not prove a
+		// rejected credential; it does not hold the deployment back.
+	}
+	r := compute.Readiness{Ready: true}
+	hr, err := c.Health(wctx)
+	switch {
+	case err == nil:
+		for _, w := range hr.PluginWarnings() {
+			r.Warnings = append(r.Warnings, compute.Warning{Code: w.Code, PluginID: w.PluginID})
+		}
+	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
+		return compute.Readiness{PendingReason: PendingStarting}, nil
+	default:
+		return compute.Readiness{}, err
+	}
+	return r, nil
+}
+
+func cloneEnv(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// checkInitialFiles accepts plain file names only (they are written into
+// the workspace directory).
+func checkInitialFiles(files map[string]string) error {
+	for name := range files {
+		if name == "" || name == "." || name == ".." || filepath.Base(name) != name || strings.ContainsAny(name, "/\\\x00") {
+			return compute.Permanent("INVALID_INITIAL_FILE", fmt.Errorf("initial file name %q is not a plain file name", name))
+		}
+	}
+	return nil
+}
+
+// applyInitialFiles writes the initial files into the workspace (0600).
+func applyInitialFiles(dir string, files map[string]string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create workspace: %w", err)
+	}
+	for name, content := range files {
+		if err := writeFileAtomic(filepath.Join(dir, name), []byte(content)); err != nil {
+			return fmt.Errorf("initial workspace file: %w", err)
+		}
+	}
+	return nil
+}
+
+// ActivateRevision records that the revision serves. It must be the one
+// the Agent's gateway runs.
+func (d *Driver) ActivateRevision(ctx context.Context, rev compute.RevisionRef) error {
+	if err := checkRevision(rev); err != nil {
+		return err
+	}
+	return d.withAgent(rev.AgentRef, false, func(a *agent, st *runState) error {
+		if st == nil || !st.Running || st.RevisionID != rev.RevisionID || a.proc == nil {
+			return fmt.Errorf("activate revision %s: the Agent's gateway does not run it", rev.RevisionID)
+		}
+		if st.ActiveRevisionID == rev.RevisionID {
+			return nil
+		}
+		st.ActiveRevisionID = rev.RevisionID
+		return writeRun(a.dir, st)
+	})
+}
+
+// RetireRevision stops the Agent's gateway if it still runs the revision;
+// a gateway that now runs another revision is left alone.
+func (d *Driver) RetireRevision(ctx context.Context, rev compute.RevisionRef) error {
+	if err := checkRevision(rev); err != nil {
+		return err
+	}
+	return d.withAgent(rev.AgentRef, false, func(a *agent, st *runState) error {
+		if st == nil || st.RevisionID != rev.RevisionID {
+			return nil
+		}
+		return d.stopAgent(a, st)
+	})
+}
+
+// StopAgent stops the Agent's gateway; workspace, state, token and port
+// stay.
+func (d *Driver) StopAgent(ctx context.Context, ref compute.AgentRef) error {
+	if err := checkAgent(ref); err != nil {
+		return err
+	}
+	return d.withAgent(ref, false, func(a *agent, st *runState) error {
+		if st == nil {
+			return nil
+		}
+		return d.stopAgent(a, st)
+	})
+}
+
+// stopAgent records the desired stop, then stops the process.
+func (d *Driver) stopAgent(a *agent, st *runState) error {
+	if st.Running || st.ActiveRevisionID != "" {
+		st.Running, st.ActiveRevisionID = false, ""
+		if err := writeRun(a.dir, st); err != nil {
+			return err
+		}
+	}
+	if p := a.proc; p != nil {
+		if err := d.stopProc(a, p); err != nil {
+			return err
+		}
+		a.proc = nil
+	}
+	if st.PID != 0 {
+		st.PID, st.StartTime = 0, 0
+		return writeRun(a.dir, st)
+	}
+	return nil
+}
+
+// DeleteAgent stops the Agent's gateway and removes its directory.
+func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
+	if err := checkAgent(ref); err != nil {
+		return err
+	}
+	return d.withAgent(ref, false, func(a *agent, st *runState) error {
+		if st == nil {
+			a.reset()
+			return nil
+		}
+		if err := d.stopAgent(a, st); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(a.dir); err != nil {
+			return fmt.Errorf("remove agent directory: %w", err)
+		}
+		a.reset()
+		d.log.Info("agent removed", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID)
+		return nil
+	})
+}
+
+// GatewayEndpoint returns ws://127.0.0.1:PORT and the token while the
+// Agent's gateway process runs.
+func (d *Driver) GatewayEndpoint(ctx context.Context, ref compute.AgentRef) (compute.Endpoint, bool) {
+	if checkAgent(ref) != nil {
+		return compute.Endpoint{}, false
+	}
+	var ep compute.Endpoint
+	var ok bool
+	_ = d.withAgent(ref, false, func(a *agent, st *runState) error {
+		if st == nil || !st.Running || a.proc == nil || a.proc.exited() {
+			return nil
+		}
+		t := target{port: st.Port, token: readToken(a.dir)}
+		ep, ok = compute.Endpoint{URL: t.wsURL(), Token: t.token}, t.token != ""
+		return nil
+	})
+	return ep, ok
+}
+
+// Adopt looks at every Agent under the root at once, instead of lazily at
+// its next operation: live gateways are re-adopted (and supervised),
+// interrupted stops finished, dead gateways recorded as not running.
+func (d *Driver) Adopt(ctx context.Context) error {
+	dirs, err := filepath.Glob(filepath.Join(d.root, "namespaces", "*", "agents", "*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, dir := range dirs {
+		ref := compute.AgentRef{NamespaceID: filepath.Base(filepath.Dir(filepath.Dir(dir))), AgentID: filepath.Base(dir)}
+		if checkAgent(ref) != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		errs = append(errs, d.withAgent(ref, false, func(*agent, *runState) error { return nil }))
+	}
+	return errors.Join(errs...)
+}
