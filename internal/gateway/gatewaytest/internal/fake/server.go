@@ -473,7 +473,7 @@ func (s *Server) attribute(r *http.Request) (attribution, bool) {
 	}
 	fc := s.config()
 	fromProxy := remote != nil && slices.ContainsFunc(fc.trustedProxies, func(p string) bool { return net.ParseIP(p).Equal(remote) })
-	if fromProxy && remote.IsLoopback() && !fc.allowLoopback {
+	if fromProxy && remote.IsLoopback() && fc.authMode == "trusted-proxy" && !fc.allowLoopback {
 		fromProxy = false
 	}
 	if !forwarded {
