@@ -113,9 +113,11 @@ func TestProbeAnswers(t *testing.T) {
 			"/startupz": func(w http.ResponseWriter) { w.WriteHeader(503) },
 		}, gateway.ErrNotReady, false},
 		{"ready says not ready", map[string]func(http.ResponseWriter){
-			"/healthz":  func(w http.ResponseWriter) { io.WriteString(w, `{"ok":true,"status":"live"}`) },
-			"/startupz": func(w http.ResponseWriter) { io.WriteString(w, `{"ok":true,"status":"started","version":"x","uptimeMs":5}`) },
-			"/readyz":   func(w http.ResponseWriter) { io.WriteString(w, `{"ready":false,"failing":["x"]}`) },
+			"/healthz": func(w http.ResponseWriter) { io.WriteString(w, `{"ok":true,"status":"live"}`) },
+			"/startupz": func(w http.ResponseWriter) {
+				io.WriteString(w, `{"ok":true,"status":"started","version":"x","uptimeMs":5}`)
+			},
+			"/readyz": func(w http.ResponseWriter) { io.WriteString(w, `{"ready":false,"failing":["x"]}`) },
 		}, gateway.ErrNotReady, true},
 	}
 	for _, tt := range tests {
