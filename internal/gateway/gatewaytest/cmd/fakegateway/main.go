@@ -150,6 +150,12 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 		fmt.Fprintln(stderr, "fakegateway: crashing (FAKEGATEWAY_CRASH_AFTER)")
 		return sw.crashCode
 	case err := <-served:
+		select {
+		case <-srv.Crashed():
+			fmt.Fprintln(stderr, "fakegateway: crashing (FAKEGATEWAY_CRASH_AFTER)")
+			return sw.crashCode
+		default:
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "Gateway failed: %v\n", err)
 			return exitFailed

@@ -313,6 +313,7 @@ func (s *Server) Crash() {
 	conns := s.conns
 	s.conns = map[*websocket.Conn]struct{}{}
 	srv := s.httpSrv
+	close(s.crashed) // before Serve returns, so its caller sees a crash
 	s.mu.Unlock()
 	s.logf("ERROR", "fake crash")
 	srv.Close()
@@ -320,7 +321,6 @@ func (s *Server) Crash() {
 		c.CloseNow()
 	}
 	s.closeLog()
-	close(s.crashed)
 }
 
 // Wait waits for the connections and requests still being handled (after
