@@ -22,10 +22,12 @@ const (
 	tokenFile   = "token"
 	lockFile    = "lock"
 	consoleFile = "console.log"
-	logFile     = "gateway.log"
-	stateDir    = "state"
-	workspace   = "workspace"
-	homeDir     = "home"
+	// prevConsoleFile is the console of the run before.
+	prevConsoleFile = "console.prev.log"
+	logFile         = "gateway.log"
+	stateDir        = "state"
+	workspace       = "workspace"
+	homeDir         = "home"
 )
 
 // runState is run.json: what a driver (this one or an earlier one on the

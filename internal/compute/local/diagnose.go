@@ -30,7 +30,7 @@ const (
 	// CodeUnavailable: the check could not be made (no process, no answer).
 	CodeUnavailable = "UNAVAILABLE"
 	// CodeProcessExited: the gateway of the revision should run and does
-	// not (its supervisor restarts it).
+	// not (it exited; a supervised one is restarted with backoff).
 	CodeProcessExited = "PROCESS_EXITED"
 	// CodeNotLive, CodeNotStarted, CodeNotReady: a probe route answered,
 	// but not 200.
@@ -49,7 +49,7 @@ const (
 var diagMessages = map[string]string{
 	CodeOK:                 "The check succeeded.",
 	CodeUnavailable:        "The gateway of this revision is not running or did not answer.",
-	CodeProcessExited:      "The gateway process exited; it is restarted with backoff.",
+	CodeProcessExited:      "The gateway process of this revision should run and does not.",
 	CodeNotLive:            "The gateway does not report itself live.",
 	CodeNotStarted:         "The gateway is still starting.",
 	CodeNotReady:           "The gateway reports a failing component.",

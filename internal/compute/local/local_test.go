@@ -810,3 +810,23 @@ func TestDiagnoseSlack(t *testing.T) {
 		}
 	}
 }
+
+func TestStopLeavesNoStrayProcess(t *testing.T) {
+	// A gateway whose child outlives it (as the real gateway's spawn broker
+	// could after SIGKILL): the child inherits the environment and is
+	// stopped with the Agent.
+	d, _ := open(t, "", func(o *local.Options) {
+		o.Command = func(port int) ([]string, error) {
+			return []string{"/bin/sh", "-c", "sleep 600 & exec " + fakeGateway + " gateway run --port " + strconv.Itoa(port)}, nil
+		}
+	})
+	ag := newAgent(t, d)
+	ready(t, d, newSpec(ag, 1))
+	eventually(t, "two processes", func() bool { return len(gatewayPIDs(d, ag)) == 2 })
+	if err := d.StopAgent(context.Background(), ag); err != nil {
+		t.Fatal(err)
+	}
+	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
+		t.Fatalf("processes %v outlived StopAgent", pids)
+	}
+}

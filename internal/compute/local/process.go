@@ -169,7 +169,7 @@ func (d *Driver) observe(a *agent, st *runState) error {
 		}
 	}
 	if st.Launching {
-		d.killOrphans(a, st)
+		d.killStrays(a, st.PID)
 		st.Launching = false
 		changed = true
 	}
@@ -213,28 +213,33 @@ func (d *Driver) adopt(a *agent, st *runState) {
 	go d.supervise(a, p)
 }
 
-// killOrphans stops gateways of the Agent that a start interrupted before
-// it recorded their PID: live processes whose environment names the
-// Agent's state directory, other than the recorded one.
-func (d *Driver) killOrphans(a *agent, st *runState) {
+// killStrays stops every live process whose environment names the
+// Agent's state directory, but except: what is left of a gateway whose start
+// was interrupted before its PID was recorded, or the children of a gateway
+// that died or was killed (the real gateway's spawn broker and workers
+// inherit its environment). Nothing of the Agent may legitimately run
+// when it is called.
+func (d *Driver) killStrays(a *agent, except int) {
 	kv := "OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir)
 	for _, pid := range processesWithEnv(kv) {
-		if pid == st.PID {
+		if pid == except {
 			continue
 		}
 		s, err := readStat(pid)
 		if err != nil {
 			continue
 		}
-		d.log.Warn("stopping an orphaned gateway of an interrupted start", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", pid)
+		d.log.Warn("stopping a stray process of the Agent's gateway", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", pid)
 		_ = d.stopProc(a, &proc{pid: pid, start: s.startTime, done: make(chan struct{})})
 	}
 }
 
 // start starts the gateway of st.RevisionID from the configuration doc
 // (rendered again with the occ-owned keys) and records it in run.json.
-// Nothing of the Agent may run (observe and the callers see to it).
-func (d *Driver) start(a *agent, st *runState, doc map[string]any) error {
+// Nothing of the Agent may run (observe and the callers see to it); with
+// sweep, strays of an earlier gateway are stopped first (not needed before
+// the Agent's very first start).
+func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) error {
 	if d.cmd == nil {
 		return compute.Permanent("RUNTIME_NOT_CONFIGURED", errNoCommand)
 	}
@@ -267,6 +272,12 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any) error {
 	if len(argv) == 0 {
 		return errors.New("gateway command is empty")
 	}
+	if sweep {
+		d.killStrays(a, 0)
+	}
+	// The previous run's console stays beside the new one (a crash loop
+	// keeps the output of the run that crashed).
+	_ = os.Rename(filepath.Join(a.dir, consoleFile), filepath.Join(a.dir, prevConsoleFile))
 	console, err := os.OpenFile(filepath.Join(a.dir, consoleFile), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("open console log: %w", err)
@@ -353,7 +364,7 @@ func (d *Driver) supervise(a *agent, p *proc) {
 			if err != nil {
 				return err
 			}
-			if err := d.start(a, st, doc); err != nil {
+			if err := d.start(a, st, doc, true); err != nil {
 				again = true
 				return err
 			}

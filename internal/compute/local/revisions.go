@@ -110,7 +110,8 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 				a.proc = nil
 				st.PID, st.StartTime = 0, 0
 			}
-			if !st.InitialFilesApplied {
+			first := !st.InitialFilesApplied
+			if first {
 				if err := applyInitialFiles(filepath.Join(a.dir, workspace), spec.InitialFiles); err != nil {
 					return err
 				}
@@ -121,7 +122,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 				st.ActiveRevisionID = "" // what served is gone
 			}
 			a.env, a.backoff = cloneEnv(spec.Env), 0
-			if err := d.start(a, st, spec.Document); err != nil {
+			if err := d.start(a, st, spec.Document, !first); err != nil {
 				return err
 			}
 		}
@@ -305,6 +306,7 @@ func (d *Driver) stopAgent(a *agent, st *runState) error {
 			return err
 		}
 		a.proc = nil
+		d.killStrays(a, 0)
 	}
 	if st.PID != 0 {
 		st.PID, st.StartTime = 0, 0
