@@ -115,6 +115,9 @@ type Options struct {
 	// if set, is the gateway password.
 	Token    string
 	Password string
+	// NoToken starts the gateway without a shared token (for a
+	// trusted-proxy or password gateway); Token is then empty.
+	NoToken bool
 	// Config is the openclaw.json document to write. When nil a minimal one
 	// is used (gateway.mode local, bind loopback, token auth). In either,
 	// agents.defaults.workspace defaults to WorkspaceDir and gateway.mode to
@@ -172,7 +175,7 @@ func Start(t testing.TB, o Options) *Gateway {
 	t.Helper()
 	dir := t.TempDir()
 	g := &Gateway{Token: o.Token, StateDir: filepath.Join(dir, "state"), WorkspaceDir: o.WorkspaceDir, done: make(chan struct{})}
-	if g.Token == "" {
+	if g.Token == "" && !o.NoToken {
 		g.Token = randomToken()
 	}
 	if g.WorkspaceDir == "" {

@@ -3,7 +3,6 @@ package fake
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -97,13 +96,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, attr attributio
 		return
 	}
 
-	hctx, cancel := context.WithTimeout(ctx, s.cfg.HandshakeTimeout)
-	typ, b, err := c.Read(hctx)
-	cancel()
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			c.Close(websocket.StatusPolicyViolation, "handshake timeout")
-		}
+	// A read cancelled by its context drops the connection without a close
+	// frame, so the handshake timeout closes the connection itself.
+	timer := time.AfterFunc(s.cfg.HandshakeTimeout, func() { c.Close(websocket.StatusPolicyViolation, "handshake timeout") })
+	typ, b, err := c.Read(ctx)
+	if !timer.Stop() || err != nil {
 		return
 	}
 	var f reqFrame
