@@ -93,7 +93,7 @@ func connectParams(token string) map[string]any {
 	return map[string]any{"minProtocol": 4, "maxProtocol": 4,
 		"client": map[string]any{"id": "gateway-client", "version": "0.1.0", "platform": "linux", "mode": "backend"},
 		"role":   "operator", "scopes": []string{"operator.read", "operator.write", "operator.admin"},
-		"auth":   map[string]any{"token": token}}
+		"auth": map[string]any{"token": token}}
 }
 
 // connected returns a raw connection past hello-ok.
