@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,54 @@ func TestProbeAnswers(t *testing.T) {
 		if _, err := gateway.Probe(ctxT(t), bad); !errors.Is(err, gateway.ErrProtocol) {
 			t.Errorf("Probe(%q) = %v", bad, err)
 		}
+	}
+}
+
+func TestTrustedProxyGateway(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, err := gateway.RenderConfig(gateway.RenderInput{Port: 1, WorkspaceDir: dir + "/ws", LogFile: dir + "/log",
+		TrustedProxy: &gateway.TrustedProxy{Proxies: []string{"127.0.0.1"}, AllowLoopback: true, DeviceAutoApprove: true,
+			IdentityScopes: map[string][]string{"admin@example.com": {"operator.admin"}}, BackendPassword: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/openclaw.json"
+	if err := os.WriteFile(path, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := gatewaytest.Start(t, gatewaytest.Options{ConfigPath: path, NoToken: true, Env: map[string]string{"OPENCLAW_GATEWAY_PASSWORD": "pw"}})
+
+	// occ itself: the password over direct loopback.
+	c, err := gateway.Dial(ctxT(t), gateway.Options{URL: g.WSURL, Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Hello().AuthMethod != "password" {
+		t.Errorf("auth method %q", c.Hello().AuthMethod)
+	}
+	for _, o := range []gateway.Options{{URL: g.WSURL, Password: "wrong"}, {URL: g.WSURL, Token: "a-token"}} {
+		if _, err := gateway.Dial(ctxT(t), o); !errors.Is(err, gateway.ErrUnauthorized) {
+			t.Errorf("Dial(%+v) = %v", o, err)
+		}
+	}
+
+	// A user through occ's proxy: attributed by the user header.
+	target, _ := url.Parse(g.URL)
+	proxy := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host
+		r.Out.Header.Set("X-Forwarded-For", "198.51.100.9")
+		r.Out.Header.Set("X-Forwarded-User", "admin@example.com")
+	}})
+	t.Cleanup(proxy.Close)
+	u, err := gateway.Dial(ctxT(t), gateway.Options{URL: proxy.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	if h := u.Hello(); h.AuthMethod != "trusted-proxy" || !strings.Contains(strings.Join(h.Scopes, ","), "operator.admin") {
+		t.Errorf("hello through the proxy: %s %v", h.AuthMethod, h.Scopes)
 	}
 }
