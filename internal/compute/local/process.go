@@ -221,16 +221,31 @@ func (d *Driver) adopt(a *agent, st *runState) {
 // when it is called.
 func (d *Driver) killStrays(a *agent, except int) {
 	kv := "OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir)
+	var strays []*proc
 	for _, pid := range processesWithEnv(kv) {
 		if pid == except {
 			continue
 		}
-		s, err := readStat(pid)
-		if err != nil {
-			continue
+		if s, err := readStat(pid); err == nil {
+			strays = append(strays, &proc{pid: pid, start: s.startTime, done: make(chan struct{})})
 		}
-		d.log.Warn("stopping a stray process of the Agent's gateway", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", pid)
-		_ = d.stopProc(a, &proc{pid: pid, start: s.startTime, done: make(chan struct{})})
+	}
+	if len(strays) == 0 {
+		return
+	}
+	d.log.Warn("stopping stray processes of the Agent's gateway", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "count", len(strays))
+	// All at once: SIGTERM, one grace period, SIGKILL for the rest.
+	for _, p := range strays {
+		p.signal(syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(d.stopTimeout)
+	for _, p := range strays {
+		if !p.wait(time.Until(deadline)) {
+			p.signal(syscall.SIGKILL)
+		}
+	}
+	for _, p := range strays {
+		p.wait(killWait)
 	}
 }
 
