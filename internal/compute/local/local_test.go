@@ -199,6 +199,21 @@ func prepareUntil(t *testing.T, d *local.Driver, spec compute.RevisionSpec, what
 	return r
 }
 
+// tryReady is ready for other goroutines than the test's.
+func tryReady(d *local.Driver, spec compute.RevisionSpec) error {
+	deadline := time.Now().Add(waitFor)
+	for {
+		r, err := d.PrepareRevision(context.Background(), spec)
+		if err == nil && r.Ready {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready within %v: last %+v, %v", waitFor, r, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func ready(t *testing.T, d *local.Driver, spec compute.RevisionSpec) compute.Readiness {
 	t.Helper()
 	return prepareUntil(t, d, spec, "ready", func(r compute.Readiness) bool { return r.Ready })
@@ -828,5 +843,91 @@ func TestStopLeavesNoStrayProcess(t *testing.T) {
 	}
 	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
 		t.Fatalf("processes %v outlived StopAgent", pids)
+	}
+}
+
+func TestConcurrentAgentsGetOwnPorts(t *testing.T) {
+	d, _ := open(t, "")
+	const n = 12
+	ags := make([]compute.AgentRef, n)
+	for i := range ags {
+		ags[i] = newAgent(t, d)
+	}
+	errs := make(chan error, n)
+	for _, ag := range ags {
+		go func() { errs <- tryReady(d, newSpec(ag, 1)) }()
+	}
+	for range ags {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ports []int
+	for _, ag := range ags {
+		ep, ok := d.GatewayEndpoint(context.Background(), ag)
+		if !ok {
+			t.Fatal("no endpoint")
+		}
+		p, _ := strconv.Atoi(strings.TrimPrefix(ep.URL, "ws://127.0.0.1:"))
+		for _, q := range ports {
+			if p-q < local.PortSpacing && q-p < local.PortSpacing {
+				t.Fatalf("ports %d and %d are less than %d apart", p, q, local.PortSpacing)
+			}
+		}
+		ports = append(ports, p)
+		onlyPID(t, d, ag)
+	}
+}
+
+func TestTwoDriversOneRootNeverTwoProcesses(t *testing.T) {
+	root := t.TempDir()
+	d1, _ := open(t, root)
+	d2, _ := open(t, root)
+	ag := newAgent(t, d1)
+	spec := newSpec(ag, 1)
+	stop := make(chan struct{})
+	var maxSeen int
+	var watch sync.WaitGroup
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			maxSeen = max(maxSeen, len(gatewayPIDs(d1, ag)))
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	drivers := []*local.Driver{d1, d2, d1, d2}
+	errs := make(chan error, len(drivers))
+	for _, d := range drivers {
+		go func() { errs <- tryReady(d, spec) }()
+	}
+	for range drivers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	close(stop)
+	watch.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if maxSeen != 1 {
+		t.Fatalf("saw %d gateway processes at once; want 1", maxSeen)
+	}
+	pid := onlyPID(t, d1, ag)
+	// Either driver stops it; the other does not bring it back.
+	if err := d2.StopAgent(context.Background(), ag); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d1.GatewayEndpoint(context.Background(), ag); ok {
+		t.Fatal("the other driver still reports an endpoint")
+	}
+	if pids := gatewayPIDs(d1, ag); len(pids) != 0 {
+		t.Fatalf("processes %v after StopAgent (was %d)", pids, pid)
 	}
 }
