@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -33,23 +32,48 @@ var PinnedDefaultDigests = map[string]string{
 // (whose rendered files have exactly PinnedDefaultDigests).
 const PinnedDefaultsID = "c017a28c6f49a9f34629782addcf4d4fe704ee7cb8e068efc6447016ebe22699"
 
-// RenderTemplate renders a workspace template the way the gateway does: it
-// removes a leading YAML front-matter block ("---" line … "---" line) and
-// the blank line after it, and changes nothing else. A template without
-// front matter is returned as is.
+// RenderTemplate renders a workspace template the way the pinned gateway
+// does before writing it into a workspace (checked against the package's
+// own code): when the text starts with a complete front-matter block, the
+// text is normalised (a leading byte-order mark removed, CRLF and CR turned
+// into LF), the block is cut — an opening line "---" and a closing line
+// "---" (each possibly followed by blanks; the closing one may end the text)
+// — and all whitespace after it is dropped. Nothing else changes; a template
+// without a complete block is returned exactly as given.
 func RenderTemplate(tmpl []byte) []byte {
-	if !bytes.HasPrefix(tmpl, []byte("---\n")) {
+	s := strings.TrimPrefix(string(tmpl), "\ufeff")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	first, rest, ok := strings.Cut(s, "\n")
+	if !ok || !isDelimiterLine(first) {
 		return tmpl
 	}
-	end := bytes.Index(tmpl[4:], []byte("\n---\n"))
-	if end < 0 {
-		return tmpl
+	for {
+		line, after, more := strings.Cut(rest, "\n")
+		if isDelimiterLine(line) {
+			return []byte(strings.TrimLeftFunc(after, isJSSpace))
+		}
+		if !more {
+			return tmpl // unterminated block
+		}
+		rest = after
 	}
-	rest := tmpl[4+end+len("\n---\n"):]
-	if bytes.HasPrefix(rest, []byte("\n")) {
-		rest = rest[1:]
+}
+
+// isDelimiterLine reports whether a line is "---" followed only by blanks.
+func isDelimiterLine(line string) bool {
+	rest, ok := strings.CutPrefix(line, "---")
+	return ok && strings.TrimLeftFunc(rest, isJSSpace) == ""
+}
+
+// isJSSpace reports whether r is whitespace for a JavaScript regular
+// expression (\s).
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', '\u00a0', '\u1680', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff':
+		return true
 	}
-	return rest
+	return r >= '\u2000' && r <= '\u200a'
 }
 
 // ReadDefaults reads the four default templates from an installed openclaw

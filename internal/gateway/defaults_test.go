@@ -14,9 +14,16 @@ func TestRenderTemplate(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"front matter and blank line", "---\nsummary: \"x\"\nread_when:\n  - y\n---\n\n# T\n\nbody\n", "# T\n\nbody\n"},
 		{"front matter without blank line", "---\na: b\n---\n# T\n", "# T\n"},
-		{"only the first blank line goes", "---\na: b\n---\n\n\n# T\n", "\n# T\n"},
+		{"all whitespace after the block goes", "---\na: b\n---\n\n \t\n\u00a0# T\n", "# T\n"},
+		{"blanks after the delimiters", "--- \t\na: b\n---  \n\n# T\n", "# T\n"},
+		{"empty block", "---\n---\n\n# T\n", "# T\n"},
+		{"closing delimiter ends the text", "---\na: b\n---", ""},
+		{"dashes inside the block", "---\na: ---x\n----\n---\n# T\n", "# T\n"},
+		{"BOM and CRLF normalised", "\ufeff---\r\na: b\r\n---\r\n\r\n# T\r\nx\ry\n", "# T\nx\ny\n"},
 		{"no front matter", "# T\n---\nx\n", "# T\n---\nx\n"},
+		{"no front matter, CRLF kept", "# T\r\n", "# T\r\n"},
 		{"unterminated front matter", "---\na: b\n# T\n", "---\na: b\n# T\n"},
+		{"opening not alone on its line", "---x\na: b\n---\n# T\n", "---x\na: b\n---\n# T\n"},
 		{"trailing whitespace kept", "---\na: b\n---\n\n# T  \n\t\n", "# T  \n\t\n"},
 		{"empty", "", ""},
 	}
