@@ -120,14 +120,15 @@ type agent struct {
 	env map[string]string
 	// backoff is the delay before the next restart.
 	backoff time.Duration
-	// modelChecked is the process (pid:start) whose model credential was
-	// accepted by models.probe, so it is asked only once.
-	modelChecked string
+	// verified is the process (pid:start) once found ready: listening on
+	// the port itself, its model credential not rejected. Neither is asked
+	// again.
+	verified string
 }
 
 // reset forgets everything about a deleted Agent.
 func (a *agent) reset() {
-	a.proc, a.env, a.backoff, a.modelChecked = nil, nil, 0, ""
+	a.proc, a.env, a.backoff, a.verified = nil, nil, 0, ""
 }
 
 // agentFor returns the in-memory Agent, created on first use.

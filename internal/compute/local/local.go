@@ -2,8 +2,9 @@
 // supervised processes on this host, one directory per Namespace and Agent
 // under its root.
 //
-// Layout of an Agent (everything 0700/0600, owned by occ's user):
+// Layout (everything 0700/0600, owned by occ's user):
 //
+//	<root>/ports.json ports.lock    every Agent's port (an index of run.json)
 //	<root>/namespaces/<ns>/agents/<agent>/
 //	  openclaw.json   rendered by gateway.RenderConfig: the revision's document
 //	                  with the occ-owned keys (loopback port, token auth,

@@ -334,7 +334,7 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 		<-p.done
 		return fmt.Errorf("record gateway process: %w", err)
 	}
-	a.proc, a.modelChecked = p, ""
+	a.proc, a.verified = p, ""
 	d.log.Info("gateway started", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "revision", st.RevisionID, "pid", p.pid, "port", st.Port)
 	go d.supervise(a, p)
 	return nil

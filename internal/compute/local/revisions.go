@@ -91,7 +91,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		return compute.Readiness{}, fmt.Errorf("create namespace directory: %w", err)
 	}
 	var t target
-	var modelChecked bool
+	var verified bool
 	err := d.withAgent(spec.AgentRef, true, func(a *agent, st *runState) error {
 		if a.proc != nil && st.Running && st.RevisionID == spec.RevisionID {
 			if a.env == nil && spec.Env != nil {
@@ -127,18 +127,18 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 			}
 		}
 		t = target{proc: a.proc, port: st.Port, token: readToken(a.dir)}
-		modelChecked = a.modelChecked == a.proc.key()
+		verified = a.verified == a.proc.key()
 		return nil
 	})
 	if err != nil {
 		return compute.Readiness{}, err
 	}
-	r, err := d.readiness(ctx, spec, t, modelChecked)
-	if err == nil && r.Ready {
+	r, err := d.readiness(ctx, spec, t, verified)
+	if err == nil && r.Ready && !verified {
 		a := d.agentFor(spec.AgentRef)
 		a.mu.Lock()
 		if a.proc == t.proc {
-			a.modelChecked = t.proc.key()
+			a.verified = t.proc.key()
 		}
 		a.mu.Unlock()
 	}
@@ -146,9 +146,11 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 }
 
 // readiness probes a gateway: /healthz, /startupz, /readyz, then over the
-// WebSocket the model credential (models.probe of the primary model's
-// provider, once per process) and the plugin warnings (health).
-func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t target, modelChecked bool) (compute.Readiness, error) {
+// WebSocket the plugin warnings (health). Until a process was once found
+// ready (verified) it also checks that the process itself listens on the
+// port and asks the gateway to try the model credential (models.probe of
+// the primary model's provider).
+func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t target, verified bool) (compute.Readiness, error) {
 	failure := func(check, code string) compute.Readiness {
 		return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: check, CheckedAt: time.Now().UTC(), Code: code}}
 	}
@@ -169,7 +171,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 	default:
 		return compute.Readiness{}, err
 	}
-	if !listensOn(t.proc.pid, t.port) {
+	if !verified && !listensOn(t.proc.pid, t.port) {
 		// Ready, but not ours: another process holds the port.
 		return compute.Readiness{PendingReason: PendingStarting}, nil
 	}
@@ -184,7 +186,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 		return compute.Readiness{}, err
 	}
 	defer c.Close()
-	if provider := gateway.ModelProvider(spec.Document); provider != "" && !modelChecked {
+	if provider := gateway.ModelProvider(spec.Document); provider != "" && !verified {
 		_, err := c.ProbeModel(wctx, provider)
 		switch {
 		case errors.Is(err, gateway.ErrModelAuth):
@@ -332,6 +334,9 @@ func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
 			return fmt.Errorf("remove agent directory: %w", err)
 		}
 		a.reset()
+		if err := d.releasePort(a.dir); err != nil {
+			return err
+		}
 		d.log.Info("agent removed", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID)
 		return nil
 	})
