@@ -104,7 +104,15 @@ func (s *Server) call(method string, raw json.RawMessage) (any, *rpcErr) {
 		if err := s.writeAgentFile(ws, p.Name, *p.Content, p.ExpectedHash); err != nil {
 			return nil, err
 		}
-		return map[string]any{"ok": true, "agentId": p.AgentID, "workspace": ws, "file": fileEntry(ws, p.Name, true)}, nil
+		// Like the real gateway, the answer echoes what was written (a
+		// concurrent later write cannot leak into it); only size and time
+		// come from the file.
+		file := map[string]any{"name": p.Name, "path": filepath.Join(ws, p.Name), "missing": false,
+			"size": len(*p.Content), "hash": hashHex([]byte(*p.Content)), "content": *p.Content}
+		if st, err := os.Stat(filepath.Join(ws, p.Name)); err == nil {
+			file["updatedAtMs"] = st.ModTime().UnixMilli()
+		}
+		return map[string]any{"ok": true, "agentId": p.AgentID, "workspace": ws, "file": file}, nil
 	case "config.get":
 		if err := params(method, raw, &struct{}{}); err != nil {
 			return nil, err
