@@ -1,6 +1,8 @@
-// Package cli is the occ command line: `occ serve`, `occ migrate`,
-// `occ config validate`, `occ secrets rotate-key`, `occ runtime install` and
-// `occ version` (the client commands come later).
+// Package cli is the occ command line: the server-side commands `occ serve`,
+// `occ migrate`, `occ config validate`, `occ secrets rotate-key`,
+// `occ runtime install` and `occ version`, and the client commands that talk
+// to a running occ over its HTTP API (`occ namespaces|agents|deployments|
+// configurations …`, `occ secrets create|list`; see api.go).
 package cli
 
 import (
@@ -39,6 +41,7 @@ func Main(args []string, stdout, stderr io.Writer, srv Server) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), secretsCmd(stdout, srv), runtimeCmd(stdout, srv), versionCmd(stdout, srv))
+	addClientCommands(root, ioStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}, os.Getenv)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "occ:", err)
 		return 1

@@ -130,3 +130,16 @@ func (c *Client) GetAgentRevision(ctx context.Context, ns, agent, rev string) (*
 	}
 	return &r.JSON200.Data, nil
 }
+
+// APIKeyAuth is the harness binding that gives an Agent its model API key
+// from a Secret of its Namespace (method api_key), for AgentCreate and
+// AgentPatch: body.HarnessAuth.Set(client.APIKeyAuth(secretID)).
+func APIKeyAuth(secretID string) HarnessAuth {
+	h := HarnessAuth{Method: gen.HarnessAuthMethodApiKey}
+	h.Source = &struct {
+		Id          string                    `json:"id"`
+		Kind        gen.HarnessAuthSourceKind `json:"kind"`
+		NamespaceId *gen.NamespaceId          `json:"namespaceId,omitempty"`
+	}{Id: secretID, Kind: gen.HarnessAuthSourceKindSecret}
+	return h
+}

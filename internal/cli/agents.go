@@ -1,0 +1,362 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openclaw/occ/internal/client"
+	"github.com/openclaw/occ/internal/client/gen"
+)
+
+// agentsCmd is `occ agents create|list|get|deploy|stop|delete`.
+func agentsCmd(api *apiOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "agents", Aliases: []string{"agent"}, Short: "Agents: create, deploy, stop and delete"}
+	cmd.AddCommand(agentsCreateCmd(api), agentsListCmd(api), agentsGetCmd(api), agentsDeployCmd(api),
+		agentsStopCmd(api), agentsDeleteCmd(api))
+	return cmd
+}
+
+// resolveAgent returns the ID of an Agent given by ID or name.
+func resolveAgent(ctx context.Context, c *client.Client, ns, ref string) (string, error) {
+	return resolveByName(ctx, ref, "agt_", "Agent",
+		func(ctx context.Context) ([]client.Agent, error) { return c.ListAllAgents(ctx, ns) },
+		func(x client.Agent) (string, string) { return x.Name, x.Id })
+}
+
+// agentTarget is the Namespace and Agent IDs a command acts on.
+func agentTarget(ctx context.Context, api *apiOptions, ref string) (*client.Client, string, string, error) {
+	c, err := api.client()
+	if err != nil {
+		return nil, "", "", err
+	}
+	ns, err := api.namespaceID(ctx, c)
+	if err != nil {
+		return nil, "", "", err
+	}
+	id, err := resolveAgent(ctx, c, ns, ref)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return c, ns, id, nil
+}
+
+// harnessText describes an Agent's harness binding ("api_key secret sec_…").
+func harnessText(a *client.Agent) string {
+	h, err := a.HarnessAuth.Get()
+	if err != nil {
+		return ""
+	}
+	s := string(h.Method)
+	switch {
+	case h.Source != nil:
+		s += " " + string(h.Source.Kind) + " " + h.Source.Id
+	case h.ServiceAccountId != nil:
+		s += " " + *h.ServiceAccountId
+	case h.SourceId != nil:
+		s += " " + *h.SourceId
+	}
+	return s
+}
+
+// printAgent writes one Agent.
+func printAgent(api *apiOptions, a *client.Agent) error {
+	if api.json() {
+		return api.printJSON(a)
+	}
+	mode := ""
+	if a.ExecutionMode != nil {
+		mode = string(*a.ExecutionMode)
+	}
+	fields := [][2]string{{"id", a.Id}, {"name", a.Name}, {"namespace", a.NamespaceId}, {"configuration", a.ConfigurationId},
+		{"execution mode", mode}, {"harness auth", harnessText(a)}, {"backend", a.BackendId.GetOrEmpty()},
+		{"status", string(a.Status)}, {"desired state", string(a.DesiredRuntimeState)},
+		{"active revision", a.ActiveRevisionId.GetOrEmpty()}, {"service principal", a.ServicePrincipalId},
+		{"created", a.CreatedAt}, {"updated", a.UpdatedAt}}
+	if a.ConfigurationReadError != nil {
+		fields = append(fields, [2]string{"read error", string(a.ConfigurationReadError.Code) + " " + a.ConfigurationReadError.Field})
+	}
+	return api.printFields(fields)
+}
+
+// agentsCreateOptions are the inputs of `occ agents create`.
+type agentsCreateOptions struct {
+	API  *apiOptions
+	Name string
+	// Configuration is a Configuration ID or name.
+	Configuration string
+	// ExecutionMode is embedded, dedicated or "" (the server's default).
+	ExecutionMode string
+	// SecretAPIKey, when set, is the Secret (ID or name) whose value is the
+	// model API key (harness auth method api_key).
+	SecretAPIKey string
+}
+
+func agentsCreateCmd(api *apiOptions) *cobra.Command {
+	opts := &agentsCreateOptions{API: api}
+	cmd := &cobra.Command{
+		Use:   "create --name NAME --configuration CONFIGURATION",
+		Short: "Create an Agent (stopped, no revision) from a Configuration",
+		Args:  cobra.NoArgs,
+		RunE:  run(api, func(ctx context.Context, _ []string) error { return runAgentsCreate(ctx, opts) }),
+	}
+	cmd.Flags().StringVar(&opts.Name, "name", "", "the Agent's name")
+	cmd.Flags().StringVar(&opts.Configuration, "configuration", "", "the Configuration (ID or name)")
+	cmd.Flags().StringVar(&opts.ExecutionMode, "execution-mode", "", "embedded or dedicated (default: the server's)")
+	cmd.Flags().StringVar(&opts.SecretAPIKey, "secret-api-key", "", "a Secret (ID or name) holding the model API key (harness auth api_key)")
+	_ = cmd.MarkFlagRequired("name")
+	_ = cmd.MarkFlagRequired("configuration")
+	return cmd
+}
+
+func runAgentsCreate(ctx context.Context, opts *agentsCreateOptions) error {
+	body := client.AgentCreate{Name: opts.Name}
+	if opts.ExecutionMode != "" {
+		mode := gen.ExecutionMode(opts.ExecutionMode)
+		if !mode.Valid() {
+			return fmt.Errorf("--execution-mode must be embedded or dedicated, not %q", opts.ExecutionMode)
+		}
+		body.ExecutionMode = &mode
+	}
+	c, err := opts.API.client()
+	if err != nil {
+		return err
+	}
+	ns, err := opts.API.namespaceID(ctx, c)
+	if err != nil {
+		return err
+	}
+	if body.ConfigurationId, err = resolveConfiguration(ctx, c, ns, opts.Configuration); err != nil {
+		return err
+	}
+	if opts.SecretAPIKey != "" {
+		secret, err := resolveSecret(ctx, c, ns, opts.SecretAPIKey)
+		if err != nil {
+			return err
+		}
+		body.HarnessAuth.Set(client.APIKeyAuth(secret))
+	}
+	a, err := c.CreateAgent(ctx, ns, body)
+	if err != nil {
+		return err
+	}
+	return printAgent(opts.API, a)
+}
+
+// agentsListOptions are the inputs of `occ agents list`.
+type agentsListOptions struct {
+	API *apiOptions
+}
+
+func agentsListCmd(api *apiOptions) *cobra.Command {
+	opts := &agentsListOptions{API: api}
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the Namespace's Agents",
+		Args:  cobra.NoArgs,
+		RunE:  run(api, func(ctx context.Context, _ []string) error { return runAgentsList(ctx, opts) }),
+	}
+}
+
+func runAgentsList(ctx context.Context, opts *agentsListOptions) error {
+	c, err := opts.API.client()
+	if err != nil {
+		return err
+	}
+	ns, err := opts.API.namespaceID(ctx, c)
+	if err != nil {
+		return err
+	}
+	items, err := c.ListAllAgents(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if opts.API.json() {
+		return opts.API.printJSON(nonNil(items))
+	}
+	rows := make([][]string, 0, len(items))
+	for _, a := range items {
+		rows = append(rows, []string{a.Id, a.Name, string(a.Status), string(a.DesiredRuntimeState),
+			dash(a.ActiveRevisionId.GetOrEmpty()), a.UpdatedAt})
+	}
+	return opts.API.printTable([]string{"ID", "NAME", "STATUS", "DESIRED", "ACTIVE REVISION", "UPDATED"}, rows)
+}
+
+// agentsGetOptions are the inputs of `occ agents get`.
+type agentsGetOptions struct {
+	API *apiOptions
+	// Agent is an Agent ID or name.
+	Agent string
+}
+
+func agentsGetCmd(api *apiOptions) *cobra.Command {
+	opts := &agentsGetOptions{API: api}
+	return &cobra.Command{
+		Use:   "get AGENT",
+		Short: "Show an Agent (by ID or name)",
+		Args:  cobra.ExactArgs(1),
+		RunE: run(api, func(ctx context.Context, args []string) error {
+			opts.Agent = args[0]
+			return runAgentsGet(ctx, opts)
+		}),
+	}
+}
+
+func runAgentsGet(ctx context.Context, opts *agentsGetOptions) error {
+	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
+	if err != nil {
+		return err
+	}
+	a, err := c.GetAgent(ctx, ns, id)
+	if err != nil {
+		return err
+	}
+	return printAgent(opts.API, a)
+}
+
+// agentsDeployOptions are the inputs of `occ agents deploy`.
+type agentsDeployOptions struct {
+	API *apiOptions
+	// Agent is an Agent ID or name.
+	Agent string
+	// Wait follows the deployment until it is terminal.
+	Wait    bool
+	Timeout time.Duration
+}
+
+func agentsDeployCmd(api *apiOptions) *cobra.Command {
+	opts := &agentsDeployOptions{API: api}
+	cmd := &cobra.Command{
+		Use:   "deploy AGENT",
+		Short: "Deploy an Agent's saved draft as a new revision (--wait follows it to succeeded or failed)",
+		Long: `Deploy an Agent's saved draft: the server admits an immutable revision, whose ID
+is the deployment ID, and its worker converges the Agent's gateway.
+
+With --wait, progress lines (status, the last attempt's code and message) go
+to standard error until the deployment is terminal; the final status is
+printed, and a failed deployment exits non-zero with its error code.`,
+		Args: cobra.ExactArgs(1),
+		RunE: run(api, func(ctx context.Context, args []string) error {
+			opts.Agent = args[0]
+			return runAgentsDeploy(ctx, opts)
+		}),
+	}
+	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "follow the deployment until it succeeds or fails")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 20*time.Minute, "how long --wait waits (0: no limit)")
+	return cmd
+}
+
+func runAgentsDeploy(ctx context.Context, opts *agentsDeployOptions) error {
+	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
+	if err != nil {
+		return err
+	}
+	rev, err := c.DeployAgent(ctx, ns, id)
+	if err != nil {
+		return err
+	}
+	if !opts.Wait {
+		if opts.API.json() {
+			return opts.API.printJSON(rev)
+		}
+		return opts.API.printFields([][2]string{{"deployment", rev.Id}, {"agent", rev.AgentId},
+			{"revision", strconv.FormatInt(rev.Number, 10)}, {"created", rev.CreatedAt}})
+	}
+	fmt.Fprintf(opts.API.IO.ErrOut, "deployment %s admitted (revision %d of agent %s)\n", rev.Id, rev.Number, rev.AgentId)
+	wctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
+	st, err := c.WatchDeployment(wctx, ns, id, rev.Id, func(st *client.DeploymentStatus) {
+		fmt.Fprintln(opts.API.IO.ErrOut, progressLine(st))
+	})
+	if st != nil && client.Terminal(st) {
+		if perr := printDeployment(opts.API, st); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+// agentsStopOptions are the inputs of `occ agents stop`.
+type agentsStopOptions struct {
+	API *apiOptions
+	// Agent is an Agent ID or name.
+	Agent string
+}
+
+func agentsStopCmd(api *apiOptions) *cobra.Command {
+	opts := &agentsStopOptions{API: api}
+	return &cobra.Command{
+		Use:   "stop AGENT",
+		Short: "Stop an Agent (desired state stopped; the worker removes its gateway)",
+		Args:  cobra.ExactArgs(1),
+		RunE: run(api, func(ctx context.Context, args []string) error {
+			opts.Agent = args[0]
+			return runAgentsStop(ctx, opts)
+		}),
+	}
+}
+
+func runAgentsStop(ctx context.Context, opts *agentsStopOptions) error {
+	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
+	if err != nil {
+		return err
+	}
+	a, err := c.StopAgent(ctx, ns, id)
+	if err != nil {
+		return err
+	}
+	return printAgent(opts.API, a)
+}
+
+// agentsDeleteOptions are the inputs of `occ agents delete`.
+type agentsDeleteOptions struct {
+	API *apiOptions
+	// Agent is an Agent ID or name.
+	Agent   string
+	Wait    bool
+	Timeout time.Duration
+}
+
+func agentsDeleteCmd(api *apiOptions) *cobra.Command {
+	opts := &agentsDeleteOptions{API: api}
+	cmd := &cobra.Command{
+		Use:   "delete AGENT",
+		Short: "Delete an Agent (its gateway, revisions and service principal; --wait waits until it is gone)",
+		Args:  cobra.ExactArgs(1),
+		RunE: run(api, func(ctx context.Context, args []string) error {
+			opts.Agent = args[0]
+			return runAgentsDelete(ctx, opts)
+		}),
+	}
+	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the Agent is gone")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "how long --wait waits (0: no limit)")
+	return cmd
+}
+
+func runAgentsDelete(ctx context.Context, opts *agentsDeleteOptions) error {
+	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
+	if err != nil {
+		return err
+	}
+	a, err := c.DeleteAgent(ctx, ns, id)
+	if err != nil {
+		return err
+	}
+	if !opts.Wait {
+		return printAgent(opts.API, a)
+	}
+	fmt.Fprintf(opts.API.IO.ErrOut, "agent %s: %s\n", a.Id, a.Status)
+	wctx, cancel := withTimeout(ctx, opts.Timeout)
+	defer cancel()
+	if err := c.WaitAgentGone(wctx, ns, id); err != nil {
+		return err
+	}
+	if opts.API.json() {
+		return opts.API.printJSON(map[string]string{"id": id, "status": "gone"})
+	}
+	fmt.Fprintf(opts.API.IO.Out, "agent %s deleted\n", id)
+	return nil
+}

@@ -1,0 +1,264 @@
+package cli
+
+// The client commands (`occ namespaces|agents|deployments|configurations|
+// secrets …`) talk to a running occ over its HTTP API through
+// internal/client. Each command has an options struct and a run function,
+// tested against an httptest fake with captured output (GitHub CLI's
+// pattern); this file holds what they share: the global flags, the client,
+// Namespace resolution, output and error formatting.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openclaw/occ/internal/client"
+)
+
+// Defaults of the client commands' global flags.
+const (
+	defaultURL       = "http://127.0.0.1:8080"
+	defaultKeyFile   = "./occ-data/bootstrap-admin.key"
+	defaultNamespace = "default"
+)
+
+// ioStreams are where a client command reads and writes.
+type ioStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// apiOptions are the global flags every client command has, and how it
+// reaches the server.
+type apiOptions struct {
+	IO ioStreams
+	// URL is the server's base URL (--url, OCC_URL).
+	URL string
+	// KeyFile holds the service key (--key-file, OCC_KEY_FILE); it wins over
+	// Key when given as a flag.
+	KeyFile    string
+	KeyFileSet bool
+	// Key is the service key itself (OCC_KEY).
+	Key string
+	// Namespace is a Namespace ID (ns_…) or name (--namespace, -n,
+	// OCC_NAMESPACE).
+	Namespace string
+	// Output is "table" or "json" (--output, -o).
+	Output string
+	// HTTPClient, when set, sends the requests (tests).
+	HTTPClient *http.Client
+}
+
+// newAPIOptions returns the global flag values before parsing: the
+// environment's, else the defaults.
+func newAPIOptions(streams ioStreams, getenv func(string) string) *apiOptions {
+	or := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	return &apiOptions{IO: streams, URL: or("OCC_URL", defaultURL), KeyFile: or("OCC_KEY_FILE", defaultKeyFile),
+		Key: getenv("OCC_KEY"), Namespace: or("OCC_NAMESPACE", defaultNamespace), Output: "table"}
+}
+
+// register adds the global flags to fs.
+func (o *apiOptions) register(fs interface {
+	StringVar(p *string, name, value, usage string)
+	StringVarP(p *string, name, shorthand, value, usage string)
+}) {
+	fs.StringVar(&o.URL, "url", o.URL, "occ server URL (OCC_URL)")
+	fs.StringVar(&o.KeyFile, "key-file", o.KeyFile, "file holding the service key (OCC_KEY_FILE; OCC_KEY gives the key itself)")
+	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "Namespace ID or name (OCC_NAMESPACE)")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, "output format: table or json (json prints the data)")
+}
+
+// bind records which global flags the command line set; call it first in
+// every RunE.
+func (o *apiOptions) bind(cmd *cobra.Command) error {
+	o.KeyFileSet = cmd.Flags().Changed("key-file")
+	if o.Output != "table" && o.Output != "json" {
+		return fmt.Errorf("--output must be table or json, not %q", o.Output)
+	}
+	return nil
+}
+
+// client returns a client of the server, authenticated with the key of
+// --key-file, else OCC_KEY, else the default key file.
+func (o *apiOptions) client() (*client.Client, error) {
+	key := o.Key
+	if o.KeyFileSet || key == "" {
+		raw, err := os.ReadFile(o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("no service key: set OCC_KEY or --key-file (%w)", err)
+		}
+		key = strings.TrimSpace(string(raw))
+		if key == "" {
+			return nil, fmt.Errorf("no service key: %s is empty", o.KeyFile)
+		}
+	}
+	opts := []client.Option{client.WithKey(key)}
+	if o.HTTPClient != nil {
+		opts = append(opts, client.WithHTTPClient(o.HTTPClient))
+	}
+	return client.New(o.URL, opts...), nil
+}
+
+// namespaceID resolves --namespace: an ID as is, a name by listing.
+func (o *apiOptions) namespaceID(ctx context.Context, c *client.Client) (string, error) {
+	return resolveNamespace(ctx, c, o.Namespace)
+}
+
+// resolveNamespace returns the ID of the Namespace ref names (an ns_ ID or
+// a name).
+func resolveNamespace(ctx context.Context, c *client.Client, ref string) (string, error) {
+	if strings.HasPrefix(ref, "ns_") {
+		return ref, nil
+	}
+	ns, err := c.NamespaceByName(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	return ns.Id, nil
+}
+
+// resolveByName returns ref when it has the resource's ID prefix, else the
+// ID of the one item list finds with that name.
+func resolveByName[T any](ctx context.Context, ref, prefix, kind string, list func(context.Context) ([]T, error), nameID func(T) (string, string)) (string, error) {
+	if strings.HasPrefix(ref, prefix) {
+		return ref, nil
+	}
+	items, err := list(ctx)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, it := range items {
+		if name, id := nameID(it); name == ref {
+			found = append(found, id)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", &client.APIError{Status: 404, Code: client.CodeNotFound, Message: fmt.Sprintf("No %s named %q.", kind, ref)}
+	case 1:
+		return found[0], nil
+	default:
+		return "", fmt.Errorf("%d %ss are named %q; give an ID", len(found), kind, ref)
+	}
+}
+
+// json reports whether the output is JSON.
+func (o *apiOptions) json() bool { return o.Output == "json" }
+
+// printJSON writes v (the response's data) as indented JSON.
+func (o *apiOptions) printJSON(v any) error {
+	enc := json.NewEncoder(o.IO.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printTable writes rows under a header, in aligned columns.
+func (o *apiOptions) printTable(header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// printFields writes one object as "field:  value" lines; empty values
+// print as "-".
+func (o *apiOptions) printFields(fields [][2]string) error {
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
+	for _, f := range fields {
+		fmt.Fprintf(tw, "%s:\t%s\n", f[0], dash(f[1]))
+	}
+	return tw.Flush()
+}
+
+// dash returns s, or "-" when it is empty.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// run wraps a command's run function: it binds the global flags, stops on
+// an interrupt, and returns API errors bare so that they print as
+// `occ: CODE: message (request req_…)`.
+func run(api *apiOptions, fn func(ctx context.Context, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := api.bind(cmd); err != nil {
+			return err
+		}
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+		defer stop()
+		return plainError(fn(ctx, args))
+	}
+}
+
+// plainError returns the *client.APIError or *client.DeploymentError
+// inside err when there is one (their messages carry the code and request
+// or deployment ID), else err.
+func plainError(err error) error {
+	var ae *client.APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var de *client.DeploymentError
+	if errors.As(err, &de) {
+		return de
+	}
+	return err
+}
+
+// addClientCommands adds the client commands to root: the nouns
+// namespaces, agents, deployments and configurations, and create and list
+// under the existing secrets command (made when root has none). Each gets
+// the global flags, read from getenv first.
+func addClientCommands(root *cobra.Command, streams ioStreams, getenv func(string) string) {
+	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd} {
+		api := newAPIOptions(streams, getenv)
+		cmd := noun(api)
+		api.register(cmd.PersistentFlags())
+		root.AddCommand(cmd)
+	}
+	var secrets *cobra.Command
+	for _, c := range root.Commands() {
+		if c.Name() == "secrets" {
+			secrets = c
+		}
+	}
+	if secrets == nil {
+		secrets = &cobra.Command{Use: "secrets", Short: "Secrets"}
+		root.AddCommand(secrets)
+	}
+	for _, verb := range []func(*apiOptions) *cobra.Command{secretsCreateCmd, secretsListCmd} {
+		api := newAPIOptions(streams, getenv)
+		cmd := verb(api)
+		api.register(cmd.Flags())
+		secrets.AddCommand(cmd)
+	}
+}
+
+// withTimeout bounds ctx by d; 0 leaves it unbounded.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openclaw/occ/internal/client"
+)
+
+// deploymentsCmd is `occ deployments get`.
+func deploymentsCmd(api *apiOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "deployments", Aliases: []string{"deployment"}, Short: "Deployments of Agents (one per revision)"}
+	cmd.AddCommand(deploymentsGetCmd(api))
+	return cmd
+}
+
+// progressLine is one line of `deploy --wait` progress: the status, the
+// last attempt's code and message, the next attempt's time, the error and
+// the warnings, as far as the status has them.
+func progressLine(st *client.DeploymentStatus) string {
+	s := client.Summarize(st)
+	var b strings.Builder
+	fmt.Fprintf(&b, "deployment %s: %s", st.DeploymentId, s.Status)
+	if s.AttemptCode != "" {
+		fmt.Fprintf(&b, "; last attempt %s: %s", s.AttemptCode, s.AttemptMessage)
+	}
+	if s.NextAttemptAt != "" {
+		fmt.Fprintf(&b, "; next attempt at %s", s.NextAttemptAt)
+	}
+	if s.ErrorCode != "" {
+		fmt.Fprintf(&b, "; error %s: %s", s.ErrorCode, s.ErrorMessage)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "; warning %s", w)
+	}
+	return b.String()
+}
+
+// printDeployment writes one deployment status.
+func printDeployment(api *apiOptions, st *client.DeploymentStatus) error {
+	if api.json() {
+		return api.printJSON(st)
+	}
+	s := client.Summarize(st)
+	fields := [][2]string{{"deployment", st.DeploymentId}, {"agent", st.AgentId}, {"status", s.Status}}
+	if s.ErrorCode != "" {
+		fields = append(fields, [2]string{"error", s.ErrorCode + ": " + s.ErrorMessage})
+	}
+	if s.AttemptCode != "" {
+		fields = append(fields, [2]string{"last attempt", s.AttemptAt + " " + s.AttemptCode + ": " + s.AttemptMessage})
+	}
+	if s.NextAttemptAt != "" {
+		fields = append(fields, [2]string{"next attempt", s.NextAttemptAt})
+	}
+	for _, w := range s.Warnings {
+		fields = append(fields, [2]string{"warning", w})
+	}
+	return api.printFields(fields)
+}
+
+// deploymentsGetOptions are the inputs of `occ deployments get`.
+type deploymentsGetOptions struct {
+	API *apiOptions
+	// Agent is an Agent ID or name.
+	Agent string
+	// Deployment is the deployment (revision) ID.
+	Deployment string
+}
+
+func deploymentsGetCmd(api *apiOptions) *cobra.Command {
+	opts := &deploymentsGetOptions{API: api}
+	return &cobra.Command{
+		Use:   "get AGENT DEPLOYMENT",
+		Short: "Show a deployment's status (DEPLOYMENT is the revision ID deploy printed)",
+		Args:  cobra.ExactArgs(2),
+		RunE: run(api, func(ctx context.Context, args []string) error {
+			opts.Agent, opts.Deployment = args[0], args[1]
+			return runDeploymentsGet(ctx, opts)
+		}),
+	}
+}
+
+func runDeploymentsGet(ctx context.Context, opts *deploymentsGetOptions) error {
+	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
+	if err != nil {
+		return err
+	}
+	st, err := c.GetDeployment(ctx, ns, id, opts.Deployment)
+	if err != nil {
+		return err
+	}
+	return printDeployment(opts.API, st)
+}
