@@ -55,12 +55,14 @@ func (d *Driver) allocatePort(a *agent, st *runState) error {
 			if near(port, used) || !portFree(port) {
 				continue
 			}
-			st.Port = port
-			if err := writeRun(a.dir, st); err != nil {
+			// The index first: interrupted in between, a slot is held in
+			// vain rather than given twice.
+			index[self] = port
+			if err := d.writePortIndex(index); err != nil {
 				return err
 			}
-			index[self] = port
-			return d.writePortIndex(index)
+			st.Port = port
+			return writeRun(a.dir, st)
 		}
 	}
 	return fmt.Errorf("no free loopback port for a gateway (%d Agents hold ports)", len(index))
