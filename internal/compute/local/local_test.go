@@ -931,3 +931,15 @@ func TestTwoDriversOneRootNeverTwoProcesses(t *testing.T) {
 		t.Fatalf("processes %v after StopAgent (was %d)", pids, pid)
 	}
 }
+
+func TestRuntimeNotInstalledIsRetryable(t *testing.T) {
+	d, _ := open(t, "", func(o *local.Options) { o.Command = local.InstalledRuntime(t.TempDir()) })
+	ag := newAgent(t, d)
+	_, err := d.PrepareRevision(context.Background(), newSpec(ag, 1))
+	if err == nil || compute.PermanentCode(err) != "" || !strings.Contains(err.Error(), "occ runtime install") {
+		t.Fatalf("PrepareRevision without an installed runtime = %v; want a retryable error", err)
+	}
+	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
+		t.Fatalf("processes %v", pids)
+	}
+}
