@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -941,5 +942,26 @@ func TestRuntimeNotInstalledIsRetryable(t *testing.T) {
 	}
 	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
 		t.Fatalf("processes %v", pids)
+	}
+}
+
+func TestTakenPortIsReplaced(t *testing.T) {
+	d, _ := open(t, "")
+	ag := newAgent(t, d)
+	ready(t, d, newSpec(ag, 1))
+	ep1, _ := d.GatewayEndpoint(context.Background(), ag)
+	if err := d.StopAgent(context.Background(), ag); err != nil {
+		t.Fatal(err)
+	}
+	// Someone else listens on the Agent's port meanwhile.
+	l, err := net.Listen("tcp", strings.TrimPrefix(ep1.URL, "ws://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ready(t, d, newSpec(ag, 2))
+	ep2, _ := d.GatewayEndpoint(context.Background(), ag)
+	if ep2.URL == ep1.URL || ep2.Token != ep1.Token {
+		t.Fatalf("endpoint %+v after its port was taken (was %+v); want a new port, the same token", ep2, ep1)
 	}
 }
