@@ -51,10 +51,10 @@ type PluginsHealth struct {
 	Unavailable []PluginRef `json:"unavailable"`
 }
 
-// PluginRef is one entry of a health.plugins list. The notes do not pin the
-// element shape; a bare string is taken as the plugin ID, an object's ID is
-// read from id, pluginId or plugin and its text from message, error or
-// reason.
+// PluginRef is one entry of a health.plugins list: loaded holds plugin IDs
+// (strings), errors objects {id, origin, activated, error, failurePhase?},
+// unavailable objects {id, state, diagnostic{kind, reason, detail}}. ID is
+// the plugin ID; Message the error, or the diagnostic's detail and reason.
 type PluginRef struct {
 	ID      string
 	Message string
@@ -66,18 +66,20 @@ func (p *PluginRef) UnmarshalJSON(b []byte) error {
 		return json.Unmarshal(b, &p.ID)
 	}
 	var o struct {
-		ID       string `json:"id"`
-		PluginID string `json:"pluginId"`
-		Plugin   string `json:"plugin"`
-		Message  string `json:"message"`
-		Error    string `json:"error"`
-		Reason   string `json:"reason"`
+		ID         string `json:"id"`
+		PluginID   string `json:"pluginId"`
+		Error      string `json:"error"`
+		Message    string `json:"message"`
+		Diagnostic struct {
+			Reason string `json:"reason"`
+			Detail string `json:"detail"`
+		} `json:"diagnostic"`
 	}
 	if err := json.Unmarshal(b, &o); err != nil {
 		return err
 	}
-	p.ID = firstNonEmpty(o.ID, o.PluginID, o.Plugin)
-	p.Message = firstNonEmpty(o.Message, o.Error, o.Reason)
+	p.ID = firstNonEmpty(o.ID, o.PluginID)
+	p.Message = firstNonEmpty(o.Error, o.Message, strings.TrimSpace(o.Diagnostic.Reason+" "+o.Diagnostic.Detail))
 	return nil
 }
 
@@ -93,28 +95,33 @@ type PluginWarning struct {
 	PluginID string
 }
 
-// PluginWarnings derives the deployment warnings from health.plugins: an
-// entry of errors is PLUGIN_INSTALL_FAILED, unless its text says
-// authentication is required, as an entry of unavailable does
-// (PLUGIN_AUTH_REQUIRED). One warning per plugin, sorted by plugin ID.
+// PluginWarnings derives the deployment warnings from health.plugins: a
+// plugin whose error or diagnostic speaks of authentication (auth, 401,
+// credential, login) is PLUGIN_AUTH_REQUIRED; any other entry of errors or
+// unavailable is PLUGIN_INSTALL_FAILED. One warning per plugin, sorted by
+// plugin ID. (The notes do not say which runtime signal the reference maps
+// to these codes; this is occ's reading of the health payload.)
 func (h HealthReport) PluginWarnings() []PluginWarning {
 	seen := map[string]string{}
-	add := func(refs []PluginRef, code string) {
+	add := func(refs []PluginRef) {
 		for _, r := range refs {
 			if r.ID == "" {
 				continue
 			}
-			c := code
-			if m := strings.ToLower(r.Message); strings.Contains(m, "auth") {
-				c = WarningPluginAuthRequired
+			code := WarningPluginInstallFailed
+			m := strings.ToLower(r.Message)
+			for _, w := range []string{"auth", "401", "credential", "login"} {
+				if strings.Contains(m, w) {
+					code = WarningPluginAuthRequired
+				}
 			}
-			if _, ok := seen[r.ID]; !ok {
-				seen[r.ID] = c
+			if prev, ok := seen[r.ID]; !ok || prev == WarningPluginInstallFailed {
+				seen[r.ID] = code
 			}
 		}
 	}
-	add(h.Plugins.Errors, WarningPluginInstallFailed)
-	add(h.Plugins.Unavailable, WarningPluginAuthRequired)
+	add(h.Plugins.Errors)
+	add(h.Plugins.Unavailable)
 	out := make([]PluginWarning, 0, len(seen))
 	for id, code := range seen {
 		out = append(out, PluginWarning{Code: code, PluginID: id})

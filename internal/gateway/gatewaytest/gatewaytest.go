@@ -7,8 +7,9 @@
 //
 //   - the probes: /healthz 200 {"ok":true,"status":"live"}; /startupz 200
 //     {"ok":true,"status":"started","version","uptimeMs"} or 503 while
-//     starting or draining; /readyz 200 {"ready":true,"failing":[]} or 503
-//     with failing (["gateway"] while starting, ["slack"] for a dead Slack
+//     starting (pendingReason "startup-sidecars") or draining; /readyz 200
+//     {"ready":true,"failing":[]} or 503 with failing (["startup-sidecars"]
+//     while starting, ["gateway-draining"], ["slack"] for a dead Slack
 //     account); any X-Forwarded-* header from a sender that is not in
 //     gateway.trustedProxies, or naming a loopback client, gets 403
 //     {"error":{"type":"proxy_attribution_required"}} on every route;
@@ -16,7 +17,9 @@
 //     connect validated as a closed object; refusals with the error shapes
 //     and close codes of §2.3 (token mismatch 1008, no credentials 1008,
 //     protocol mismatch 1002, starting UNAVAILABLE 1013, first request not
-//     connect 1008); the loopback backend rule (client gateway-client/backend
+//     connect 1008, no connect within the handshake timeout: closed); a
+//     frame that is not a request after the handshake is answered with
+//     INVALID_REQUEST under its id; the loopback backend rule (client gateway-client/backend
 //     on direct loopback gets the scopes it asks for; a remote one gets none;
 //     other clients need a device); hello-ok with a bootId per process,
 //     features.methods, policy (maxPayload 25 MiB, tickIntervalMs) and tick
@@ -54,8 +57,10 @@
 //	                                                           error "Authentication failed." (§5); default ok
 //	Options.PluginWarnings  FAKEGATEWAY_PLUGIN_WARNINGS=a:install_failed,b:auth_required
 //	                                                           failed plugins, disabled, gateway still ready:
-//	                                                           health.plugins.errors [{pluginId,message}] and
-//	                                                           health.plugins.unavailable [{pluginId,reason:"auth required"}];
+//	                                                           install_failed in health.plugins.unavailable
+//	                                                           {id,state,diagnostic{kind,reason,detail}}, auth_required
+//	                                                           in health.plugins.errors {id,origin,activated,
+//	                                                           failurePhase:"service",error:"…authentication required…"};
 //	                                                           plugins.list state error / auth-required
 //	Options.Slack           FAKEGATEWAY_SLACK=invalid_auth     a configured channels.slack is ok (default: running,
 //	                                                           connected, probe ok), invalid_auth (not running,

@@ -161,8 +161,8 @@ func TestHandshakeTimeout(t *testing.T) {
 	t.Parallel()
 	g := gatewaytest.Start(t, gatewaytest.Options{HandshakeTimeout: 50 * time.Millisecond})
 	c := raw(t, g)
-	if code := closeCode(t, c); code != websocket.StatusPolicyViolation {
-		t.Errorf("close %v, want 1008", code)
+	if code := closeCode(t, c); code != websocket.StatusNormalClosure {
+		t.Errorf("close %v, want 1000", code)
 	}
 }
 
@@ -197,6 +197,16 @@ func TestMethodRefusals(t *testing.T) {
 		if f.ID != id || f.OK || f.Error == nil || f.Error.Code != "INVALID_REQUEST" || !strings.Contains(f.Error.Message, tt.message) {
 			t.Errorf("%s: answer %+v %+v", tt.name, f, f.Error)
 		}
+	}
+	// A frame that is not a request (a cancel frame) is answered under its
+	// id; the connection stays open.
+	send(t, c, map[string]any{"type": "cancel", "id": "z"})
+	if f := read(t, c); f.ID != "z" || f.OK || f.Error == nil || !strings.Contains(f.Error.Message, "invalid request frame") {
+		t.Errorf("cancel frame answer %+v", f)
+	}
+	send(t, c, map[string]any{"type": "req", "id": "y", "method": "health", "params": map[string]any{}})
+	if f := read(t, c); f.ID != "y" || !f.OK {
+		t.Errorf("health after a cancel frame: %+v", f)
 	}
 	if _, err := os.Stat(g.WorkspaceDir); !os.IsNotExist(err) {
 		t.Errorf("a refused request touched the workspace: %v", err)
@@ -288,7 +298,8 @@ func TestHTTPRoutes(t *testing.T) {
 	}{
 		{"/healthz", nil, 200, `"status":"live"`},
 		{"/startupz", nil, 503, `"status":"starting"`},
-		{"/readyz", nil, 503, `"failing":["gateway"]`},
+		{"/readyz", nil, 503, `"failing":["startup-sidecars"]`},
+		{"/startupz", nil, 503, `"pendingReason":"startup-sidecars"`},
 		{"/", nil, 200, "<title>"},
 		{"/nope", nil, 404, ""},
 		{"/healthz", []string{"X-Forwarded-For", "198.51.100.9"}, 403, `"type":"proxy_attribution_required"`},

@@ -266,6 +266,9 @@ func (s *Server) health() map[string]any {
 	s.mu.Lock()
 	warnings := slices.Clone(s.plugins)
 	s.mu.Unlock()
+	// The shape of the real health.plugins: loaded plugin IDs; errors
+	// {id, origin, activated, error, failurePhase}; unavailable (payload
+	// verification failed) {id, state, diagnostic{kind, reason, detail}}.
 	loaded := []any{"memory-core"}
 	failed := map[string]bool{}
 	errs, unavailable := []any{}, []any{}
@@ -273,14 +276,17 @@ func (s *Server) health() map[string]any {
 		failed[w.PluginID] = true
 		switch w.Kind {
 		case PluginInstallFailed:
-			errs = append(errs, map[string]any{"pluginId": w.PluginID, "message": "plugin install failed"})
+			unavailable = append(unavailable, map[string]any{"id": w.PluginID, "state": "unavailable",
+				"diagnostic": map[string]any{"kind": "payload", "reason": "install-incomplete", "detail": "plugin install failed (fake)"}})
 		case PluginAuthRequired:
-			unavailable = append(unavailable, map[string]any{"pluginId": w.PluginID, "reason": "auth required"})
+			errs = append(errs, map[string]any{"id": w.PluginID, "origin": "global", "activated": true, "failurePhase": "service",
+				"error": "service " + w.PluginID + ": authentication required (401 from the provider)"})
 		}
 	}
 	if fc.slack && !failed["slack"] {
 		loaded = append(loaded, "slack")
 	}
+	slices.SortFunc(loaded, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
 	channels := map[string]any{}
 	order := []any{}
 	if fc.slack {

@@ -420,13 +420,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch phase {
 		case "started":
 			writeHTTPJSON(w, http.StatusOK, map[string]any{"ok": true, "status": "started", "version": s.cfg.Version, "uptimeMs": uptime})
+		case "starting":
+			writeHTTPJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": phase, "version": s.cfg.Version, "uptimeMs": uptime,
+				"pendingReason": "startup-sidecars"})
 		default:
 			writeHTTPJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": phase, "version": s.cfg.Version, "uptimeMs": uptime})
 		}
 	case "/readyz":
-		failing := s.failing()
-		if phase != "started" {
-			failing = append([]string{"gateway"}, failing...)
+		var failing []string
+		switch phase {
+		case "starting":
+			failing = []string{"startup-sidecars"}
+		case "started":
+			failing = s.failing()
+		default:
+			failing = []string{"gateway-draining"}
 		}
 		if len(failing) == 0 {
 			writeHTTPJSON(w, http.StatusOK, map[string]any{"ready": true, "failing": []string{}, "uptimeMs": uptime})

@@ -98,14 +98,16 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, attr attributio
 
 	// A read cancelled by its context drops the connection without a close
 	// frame, so the handshake timeout closes the connection itself.
-	timer := time.AfterFunc(s.cfg.HandshakeTimeout, func() { c.Close(websocket.StatusPolicyViolation, "handshake timeout") })
+	// (The real gateway closes without a status code; this library cannot,
+	// so the fake closes normally.)
+	timer := time.AfterFunc(s.cfg.HandshakeTimeout, func() { c.Close(websocket.StatusNormalClosure, "") })
 	typ, b, err := c.Read(ctx)
 	if !timer.Stop() || err != nil {
 		return
 	}
 	var f reqFrame
 	if typ != websocket.MessageText || strictUnmarshal(b, &f) != nil || f.Type != "req" || f.ID == "" || f.Method == "" {
-		c.Close(websocket.StatusPolicyViolation, "invalid handshake frame")
+		c.Close(websocket.StatusPolicyViolation, "invalid request frame")
 		return
 	}
 	s.requests.Add(1)
@@ -150,22 +152,23 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, attr attributio
 			c.Close(websocket.StatusPolicyViolation, "invalid frame")
 			return
 		}
-		switch f.Type {
-		case "req":
-			if f.ID == "" || f.Method == "" {
-				c.Close(websocket.StatusPolicyViolation, "invalid request frame")
-				return
+		if f.Type != "req" || f.ID == "" || f.Method == "" {
+			// Anything but a request frame (a cancel frame too) is answered
+			// with an error under its id; the connection stays open.
+			id := f.ID
+			if id == "" {
+				id = "invalid"
 			}
-			s.requests.Add(1)
-			// Requests run concurrently; answers may come out of order.
-			s.handlers.Add(1)
-			go func() {
-				defer s.handlers.Done()
-				sess.handle(ctx, f)
-			}()
-		default:
-			// Unknown frame types (cancel, …) are ignored.
+			_ = writeJSON(ctx, c, map[string]any{"type": "res", "id": id, "ok": false, "error": invalid("invalid request frame: must be a request")})
+			continue
 		}
+		s.requests.Add(1)
+		// Requests run concurrently; answers may come out of order.
+		s.handlers.Add(1)
+		go func() {
+			defer s.handlers.Done()
+			sess.handle(ctx, f)
+		}()
 	}
 }
 
