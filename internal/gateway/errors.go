@@ -161,6 +161,9 @@ func rpcError(op string, s *errorShape) *Error {
 		}
 	}
 	e.Kind = classify(op, s.Code, e.DetailCode, s.Message)
+	if s.Retryable && e.Kind != ErrFileConflict {
+		e.Kind = ErrNotReady // the gateway says: try again later
+	}
 	return e
 }
 
@@ -173,6 +176,8 @@ func classify(op, code, detail, message string) error {
 		return ErrFileConflict
 	case detail == "PROTOCOL_MISMATCH":
 		return ErrProtocol
+	case detail == "AUTH_RATE_LIMITED":
+		return ErrNotReady
 	case code == "UNAVAILABLE":
 		return ErrNotReady
 	case code == "FORBIDDEN", code == "NOT_PAIRED", code == "NOT_LINKED":
