@@ -130,10 +130,23 @@ func (a *App) InstallationID() string { return a.instID }
 func (a *App) Authorizer() *iam.Authorizer { return a.authz }
 
 // tx runs fn in a transaction, turning database failures into 503 and
-// keeping occ errors as they are.
+// keeping occ errors as they are. A transaction that lost an optimistic
+// race (another request changed the row between read and write) runs again
+// on fresh state, a few times, before answering 409.
 func (a *App) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
-	err := a.st.InTx(ctx, fn)
-	if err == nil || occ.AsError(err) != nil {
+	var err error
+	for try := 0; try < 4; try++ {
+		err = a.st.InTx(ctx, fn)
+		if !errors.Is(err, store.ErrStale) {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrStale):
+		return occ.E(occ.CodeResourceConflict, "The resource changed concurrently; read it again and retry.")
+	case occ.AsError(err) != nil:
 		return err
 	}
 	return occ.Unavailable(err)

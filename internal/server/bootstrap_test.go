@@ -86,7 +86,8 @@ func TestSplitRoles(t *testing.T) {
 	apiDir := t.TempDir()
 	api := start(t, apiDir, url, "api")
 	defer api.Close()
-	worker := start(t, t.TempDir(), url, "worker")
+	// Replicas share the secrets keyset (a shared volume in production).
+	worker := start(t, t.TempDir(), url, "worker", "OCC_SECRETS_KEYSET_FILE="+filepath.Join(apiDir, "secrets.keyset"))
 	defer worker.Close()
 	key, _ := os.ReadFile(filepath.Join(apiDir, "bootstrap-admin.key"))
 	e := &env{t: t, m: api, base: "http://" + api.Addr(), admin: strings.TrimSpace(string(key)), client: http.DefaultClient}

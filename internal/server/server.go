@@ -58,6 +58,7 @@ type Main struct {
 	http     *http.Server
 	listener net.Listener
 	lock     *os.File
+	closers  []func() error
 	errc     chan error
 }
 
@@ -185,7 +186,16 @@ func (m *Main) driver() (compute.Driver, error) {
 	}
 	switch m.Config.Compute.Driver {
 	case "local":
-		return local.New(filepath.Join(m.Config.DataDir, "compute"))
+		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"),
+			Command: local.InstalledRuntime(m.Config.RuntimeDir), Logger: m.Logger.With("component", "compute")})
+		if err != nil {
+			return nil, err
+		}
+		m.closers = append(m.closers, d.Close)
+		if err := d.Adopt(context.Background()); err != nil {
+			m.Logger.Warn("re-adopting gateways left by a previous process", "error", err)
+		}
+		return d, nil
 	}
 	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local", m.Config.Compute.Driver)
 }
@@ -238,6 +248,9 @@ func (m *Main) Close() error {
 	}
 	if m.river != nil {
 		_ = m.river.Stop(ctx)
+	}
+	for _, c := range m.closers {
+		_ = c()
 	}
 	if m.st != nil {
 		_ = m.st.Close()
