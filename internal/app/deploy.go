@@ -256,3 +256,21 @@ func (a *App) recordAlone(ctx context.Context, ev occ.AuditEvent) error {
 	}
 	return nil
 }
+
+// ResumeRunningAgents queues, at start, the resumption of every Agent
+// desired running with an active revision.
+func (a *App) ResumeRunningAgents(ctx context.Context) (int, error) {
+	rows, err := a.st.RunningAgents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	err = a.tx(ctx, func(tx *store.Tx) error {
+		for _, r := range rows {
+			if err := a.jobs.Enqueue(ctx, tx, jobs.AgentArgs{NamespaceID: r.NamespaceID, AgentID: r.ID, Target: jobs.TargetRunning, ActorID: "system"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return len(rows), err
+}

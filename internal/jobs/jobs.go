@@ -95,4 +95,5 @@ func (AgentArgs) Kind() string { return "agent_reconcile" }
 // Agent targets.
 const (
 	TargetStopped = "stopped"
+	TargetRunning = "running" // resume the active revision after a restart
 )

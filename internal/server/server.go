@@ -138,6 +138,11 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		if err := m.river.Start(context.WithoutCancel(ctx)); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
+		if n, err := m.app.ResumeRunningAgents(ctx); err != nil {
+			return fmt.Errorf("resume running agents: %w", err)
+		} else if n > 0 {
+			m.Logger.Info("resuming the gateways of running Agents", "agents", n)
+		}
 	}
 	if cfg.Role == "worker" {
 		return nil

@@ -156,3 +156,10 @@ func (q Q) AgentsReferencing(ctx context.Context, namespaceID, id string) ([]Own
 		ORDER BY id LIMIT 100`, namespaceID, `%"`+likeEscape(id)+`"%`)
 	return collect(rs, err, func(r rowScanner) (Owned, error) { var o Owned; return o, r.Scan(&o.Kind, &o.ID) })
 }
+
+// RunningAgents lists Agents desired running with an active revision.
+func (q Q) RunningAgents(ctx context.Context) ([]AgentRow, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT `+agentCols+` FROM agents
+		WHERE status = 'active' AND desired_state = 'running' AND active_revision_id IS NOT NULL ORDER BY id`)
+	return collect(rs, err, scanAgent)
+}

@@ -42,6 +42,8 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[jobs.AgentArgs]) 
 		return w.stop(ctx, job, rd, ref)
 	case jobs.TargetDeleted:
 		return w.teardown(ctx, job, rd, ref)
+	case jobs.TargetRunning:
+		return w.resume(ctx, job, rd, ref)
 	}
 	return river.JobCancel(errors.New("unknown agent target"))
 }
@@ -158,4 +160,47 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// resume runs again the active revision of an Agent desired running, after
+// an occ restart: the driver re-adopts a gateway that survived and starts
+// one that did not (never a second one). Deployment results are not touched.
+func (w *agentWorker) resume(ctx context.Context, job *river.Job[jobs.AgentArgs], rd compute.RevisionDriver, ref compute.AgentRef) error {
+	row, err := w.st.GetAgent(ctx, ref.NamespaceID, ref.AgentID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	g := app.DecodeAgent(row)
+	if g.Status != occ.AgentActive || g.DesiredState != occ.DesiredRunning || g.ActiveRevisionID == "" {
+		return nil
+	}
+	rrow, err := w.st.GetRevision(ctx, ref.NamespaceID, ref.AgentID, g.ActiveRevisionID)
+	if err != nil {
+		return err
+	}
+	rev := app.DecodeRevision(rrow)
+	if rev.Snapshot == nil {
+		return river.JobCancel(errors.New("active revision unreadable"))
+	}
+	revRef := compute.RevisionRef{AgentRef: ref, RevisionID: rev.ID}
+	spec, code, err := w.buildSpec(ctx, g, rev, revRef)
+	if err != nil {
+		return err
+	}
+	if code != "" {
+		return river.JobCancel(errors.New(code))
+	}
+	spec.InitialFiles = nil // applied by the first deployment already
+	_, err = rd.PrepareRevision(ctx, spec)
+	clearEnv(spec.Env)
+	if err != nil {
+		if compute.PermanentCode(err) != "" || job.Attempt >= job.MaxAttempts {
+			return river.JobCancel(err)
+		}
+		return err
+	}
+	return rd.ActivateRevision(ctx, revRef)
 }

@@ -86,7 +86,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		}
 		return w.fail(ctx, p, code, nil)
 	}
-	spec, code, err := w.spec(ctx, p)
+	spec, code, err := w.buildSpec(ctx, p.ag, p.rev, p.ref())
 	if err != nil {
 		return err
 	}
@@ -217,16 +217,17 @@ func revisionSecrets(s *occ.RevisionSnapshot) []string {
 	return ids
 }
 
-// spec resolves what the driver needs; secret values only in memory.
-func (w *revisionWorker) spec(ctx context.Context, p *pass) (compute.RevisionSpec, string, error) {
-	s := p.rev.Snapshot
-	spec := compute.RevisionSpec{RevisionRef: p.ref(), Number: p.rev.Number, ServicePrincipalID: s.ServicePrincipalID,
+// buildSpec resolves what the driver needs to run a revision; secret
+// values live only in memory.
+func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, ref compute.RevisionRef) (compute.RevisionSpec, string, error) {
+	s := rev.Snapshot
+	spec := compute.RevisionSpec{RevisionRef: ref, Number: rev.Number, ServicePrincipalID: s.ServicePrincipalID,
 		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{}}
 	for id := range s.Plugins {
 		spec.Plugins = append(spec.Plugins, id)
 	}
 	for name, b := range s.SecretBindings {
-		v, err := w.app().ResolveSecret(ctx, p.ag.NamespaceID, b.Source.ID)
+		v, err := w.app().ResolveSecret(ctx, ag.NamespaceID, b.Source.ID)
 		if err != nil {
 			return spec, occ.DeploySecretUnavailable, nil
 		}
@@ -234,14 +235,14 @@ func (w *revisionWorker) spec(ctx context.Context, p *pass) (compute.RevisionSpe
 		clear(v)
 	}
 	if h := s.HarnessAuth; h != nil && h.Source != nil {
-		v, err := w.app().ResolveSecret(ctx, p.ag.NamespaceID, h.Source.ID)
+		v, err := w.app().ResolveSecret(ctx, ag.NamespaceID, h.Source.ID)
 		if err != nil {
 			return spec, occ.DeploySecretUnavailable, nil
 		}
 		spec.Env[modelKeyEnv(s.Configuration.Document)] = string(v)
 		clear(v)
 	}
-	files, _, err := w.st.StagedWorkspaceFiles(ctx, p.ag.ID)
+	files, _, err := w.st.StagedWorkspaceFiles(ctx, ag.ID)
 	if err == nil {
 		if json.Unmarshal([]byte(files), &spec.InitialFiles) != nil {
 			spec.InitialFiles = nil
