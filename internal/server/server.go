@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -192,7 +193,8 @@ func (m *Main) driver() (compute.Driver, error) {
 	switch m.Config.Compute.Driver {
 	case "local":
 		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"),
-			Command: local.InstalledRuntime(m.Config.RuntimeDir), Logger: m.Logger.With("component", "compute")})
+			Command: local.InstallingRuntime(m.Config.RuntimeDir, logLines{m.Logger.With("component", "runtime")}),
+			Logger:  m.Logger.With("component", "compute")})
 		if err != nil {
 			return nil, err
 		}
@@ -314,4 +316,16 @@ func presetsOf(cfg *config.Config) []app.PresetTemplate {
 		out = append(out, t)
 	}
 	return out
+}
+
+// logLines turns written lines (install progress) into log records.
+type logLines struct{ log *slog.Logger }
+
+func (l logLines) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if line != "" {
+			l.log.Info(line)
+		}
+	}
+	return len(p), nil
 }

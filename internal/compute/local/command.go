@@ -1,7 +1,9 @@
 package local
 
 import (
+	"context"
 	"errors"
+	"io"
 	"fmt"
 	"log/slog"
 	"time"
@@ -32,6 +34,27 @@ func InstalledRuntime(runtimeDir string) Command {
 		rt, ok := ocruntime.Find(runtimeDir, ocruntime.Pinned())
 		if !ok {
 			return nil, fmt.Errorf("the pinned OpenClaw runtime %s is not installed in %s (occ runtime install)", ocruntime.Pinned().Name(), runtimeDir)
+		}
+		return RuntimeCommand(rt)(port)
+	}
+}
+
+// InstallingRuntime is InstalledRuntime that, on a machine that lacks the
+// pinned runtime, installs it first (the first deploy), writing progress
+// lines to progress. Concurrent installs wait for one another (the install
+// is locked), and an install outlives the deploy attempt that started it.
+func InstallingRuntime(runtimeDir string, progress io.Writer) Command {
+	return func(port int) ([]string, error) {
+		rt, ok := ocruntime.Find(runtimeDir, ocruntime.Pinned())
+		if !ok {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+			defer cancel()
+			var err error
+			v := ocruntime.Pinned()
+			rt, err = ocruntime.Install(ctx, ocruntime.Options{Dir: runtimeDir, OpenClawVersion: v.OpenClaw, NodeVersion: v.NodeMajor, Progress: progress})
+			if err != nil {
+				return nil, fmt.Errorf("install the pinned OpenClaw runtime into %s: %w", runtimeDir, err)
+			}
 		}
 		return RuntimeCommand(rt)(port)
 	}
