@@ -73,6 +73,10 @@ type Compute struct {
 	// Driver is one of local, ssh, docker, kubernetes. Default "local".
 	// Also settable as OCC_COMPUTE.
 	Driver string `yaml:"driver"`
+	// GatewayCommand, when set, is a program the local driver starts as
+	// `<program> gateway run --port N` instead of the pinned OpenClaw
+	// runtime: a gateway-compatible build (tests use the fake gateway).
+	GatewayCommand string `yaml:"gatewayCommand"`
 }
 
 // Secrets configures encryption of secrets at rest.

@@ -401,6 +401,7 @@ func TestEnvNames(t *testing.T) {
 		"limits.defaultBodyBytes":         "OCC_LIMITS_DEFAULT_BODY_BYTES",
 		"worker.pollInterval":             "OCC_WORKER_POLL_INTERVAL",
 		"worker.concurrency":              "OCC_WORKER_CONCURRENCY",
+		"compute.gatewayCommand":          "OCC_COMPUTE_GATEWAY_COMMAND",
 		"worker.jobTimeout":               "OCC_WORKER_JOB_TIMEOUT",
 		"worker.rescueAfter":              "OCC_WORKER_RESCUE_AFTER",
 		"logging.level":                   "OCC_LOGGING_LEVEL",
@@ -445,8 +446,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 29 {
-		t.Errorf("len(Keys()) = %d, want 29: %v", len(keys), keys)
+	if len(keys) != 30 {
+		t.Errorf("len(Keys()) = %d, want 30: %v", len(keys), keys)
 	}
 }
 

@@ -192,9 +192,12 @@ func (m *Main) driver() (compute.Driver, error) {
 	}
 	switch m.Config.Compute.Driver {
 	case "local":
-		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"),
-			Command: local.InstallingRuntime(m.Config.RuntimeDir, logLines{m.Logger.With("component", "runtime")}),
-			Logger:  m.Logger.With("component", "compute")})
+		command := local.InstallingRuntime(m.Config.RuntimeDir, logLines{m.Logger.With("component", "runtime")})
+		if m.Config.Compute.GatewayCommand != "" {
+			command = local.BinaryCommand(m.Config.Compute.GatewayCommand)
+		}
+		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"), Command: command,
+			Logger: m.Logger.With("component", "compute")})
 		if err != nil {
 			return nil, err
 		}
