@@ -1,0 +1,837 @@
+package server_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/config"
+	ocruntime "github.com/openclaw/occ/internal/runtime"
+	"github.com/openclaw/occ/internal/server"
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// TestRealOpenClawLane is the real lane of the deploy path: the pinned
+// OpenClaw runtime (installed once per machine into OCC_TEST_RUNTIME_CACHE),
+// occ on SQLite with the real local compute driver, and a fake
+// OpenAI-compatible model provider on loopback that the gateway's
+// models.probe calls. Through the HTTP API it deploys an Agent to succeeded,
+// stops it, deploys it again, deletes it, and deploys a second Agent whose
+// model credential the provider rejects (RUNTIME_AUTHENTICATION_FAILED). It
+// logs how long the gateway took to start and how much of a deploy was
+// occ's own work (docs/PERFORMANCE.md). It asserts no timing.
+//
+// A gateway takes 15-40 s to start and about 1 GB of memory; the Agents run
+// one after the other, and every wait is bounded in minutes.
+func TestRealOpenClawLane(t *testing.T) {
+	cache := realRuntimeCache(t)
+	began := time.Now()
+	rt, err := ocruntime.Install(t.Context(), ocruntime.Options{Dir: cache, Progress: lineLogger(t)})
+	if err != nil {
+		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
+	}
+	t.Logf("runtime %s (node %s) ready in %s", rt.Dir, rt.NodeVersion, time.Since(began).Round(time.Millisecond))
+
+	prov := startFakeProvider(t)
+	events := &eventLog{min: slog.LevelDebug}
+	root := t.TempDir()
+	ld, err := local.Open(local.Options{Root: root, Command: local.InstalledRuntime(cache), Logger: slog.New(events)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Registered before boot, so it runs after occ closed: occ's shutdown
+	// never stops gateways, so stop whatever still runs (a failed test
+	// must not leave 1 GB processes behind), then close the driver.
+	t.Cleanup(func() {
+		dirs, _ := filepath.Glob(filepath.Join(root, "namespaces", "*", "agents", "*"))
+		for _, dir := range dirs {
+			ref := compute.AgentRef{NamespaceID: filepath.Base(filepath.Dir(filepath.Dir(dir))), AgentID: filepath.Base(dir)}
+			if err := ld.StopAgent(context.Background(), ref); err != nil {
+				t.Errorf("cleanup: stop %s: %v", ref.AgentID, err)
+			}
+		}
+		ld.Close()
+		t.Logf("local driver events:\n%s", events)
+	})
+	drv := &timedDriver{Driver: ld}
+	serverLog := &eventLog{min: slog.LevelWarn}
+	e := boot(t, storetest.URL(t, "sqlite"), drv, func(m *server.Main) {
+		m.Config.Worker.ConvergenceTimeout = config.Duration(5 * time.Minute)
+		m.Logger = slog.New(serverLog)
+	})
+	t.Cleanup(func() {
+		if s := serverLog.String(); s != "" {
+			t.Logf("occ warnings and errors:\n%s", s)
+		}
+	})
+
+	ns := e.createNamespace("real")
+	w := &realWorld{t: t, e: e, ns: ns, drv: drv, prov: prov, events: events}
+	canary := "sk-occ-real-lane-canary-" + randomHex(8)
+	r := e.call("POST", w.path("/secrets"), e.admin, map[string]any{"name": "provider-key", "value": canary})
+	if r.Status != 201 {
+		t.Fatalf("create secret = %d %v", r.Status, r.Body)
+	}
+	w.secret = r.data()["id"].(string)
+
+	t.Run("deploy-stop-redeploy-delete", func(t *testing.T) { w.withT(t).lifecycle(canary) })
+	t.Run("rejected-model-credential", func(t *testing.T) { w.withT(t).rejectedCredential() })
+}
+
+// realWorld is the lane's occ, Namespace and Secret.
+type realWorld struct {
+	t      *testing.T
+	e      *env
+	ns     string
+	secret string
+	drv    *timedDriver
+	prov   *fakeProvider
+	events *eventLog
+}
+
+func (w *realWorld) withT(t *testing.T) *realWorld {
+	c := *w
+	c.t, c.e = t, w.e.withT(t)
+	return &c
+}
+
+func (w *realWorld) path(p string) string { return "/namespaces/" + w.ns + p }
+
+// providerDocument is the fake-provider configuration of
+// reference/openclaw-runtime.md §5 with the given key.
+func (w *realWorld) providerDocument(apiKey string) map[string]any {
+	return map[string]any{
+		"models": map[string]any{"providers": map[string]any{"fakeprov": map[string]any{
+			"baseUrl": w.prov.URL + "/v1", "apiKey": apiKey, "api": "openai-completions",
+			"models": []any{map[string]any{"id": "m1", "name": "M1"}},
+		}}},
+		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "fakeprov/m1"}}},
+	}
+}
+
+// newAgent creates a Configuration with the provider key, and an Agent on
+// it bound to the Secret (api_key) whose service principal may operate it.
+func (w *realWorld) newAgent(name, apiKey string, files map[string]any) (agent, cfg string) {
+	t, e := w.t, w.e
+	r := e.call("POST", w.path("/configurations"), e.admin, map[string]any{"name": name, "kind": "agent", "values": w.providerDocument(apiKey)})
+	if r.Status != 201 {
+		t.Fatalf("create configuration = %d %v", r.Status, r.Body)
+	}
+	cfg = r.data()["id"].(string)
+	body := map[string]any{"name": name, "configurationId": cfg,
+		"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}}
+	if files != nil {
+		body["initialWorkspaceFiles"] = files
+	}
+	r = e.call("POST", w.path("/agents"), e.admin, body)
+	if r.Status != 201 {
+		t.Fatalf("create agent = %d %v", r.Status, r.Body)
+	}
+	agent, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
+	r = e.call("POST", w.path("/iam/roles"), e.admin, map[string]any{"name": "operate-" + name, "permissions": []string{"secret:operate"}})
+	if r.Status != 201 {
+		t.Fatalf("create role = %d %v", r.Status, r.Body)
+	}
+	if r := e.call("POST", w.path("/iam/bindings"), e.admin, map[string]any{"principalId": sp, "roleId": r.data()["id"]}); r.Status != 201 {
+		t.Fatalf("grant the Agent's principal = %d %v", r.Status, r.Body)
+	}
+	return agent, cfg
+}
+
+// deploy admits a revision and returns it and when the 202 arrived.
+func (w *realWorld) deploy(agent string) (string, time.Time) {
+	r := w.e.call("POST", w.path("/agents/"+agent+"/deploy"), w.e.admin, nil)
+	at := time.Now()
+	if r.Status != 202 || r.data()["id"] == nil {
+		w.t.Fatalf("deploy = %d %v", r.Status, r.Body)
+	}
+	return r.data()["id"].(string), at
+}
+
+// waitDeployment polls a deployment (every 50 ms, at most timeout) until it
+// is terminal; it returns the status and when it was first seen terminal.
+func (w *realWorld) waitDeployment(agent, rev string, timeout time.Duration) (map[string]any, time.Time) {
+	t := w.t
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		r := w.e.call("GET", w.path("/agents/"+agent+"/deployments/"+rev), w.e.admin, nil)
+		if r.Status != 200 {
+			t.Fatalf("GET deployment = %d %v", r.Status, r.Body)
+		}
+		d := r.data()
+		if s := d["status"]; s == "succeeded" || s == "failed" {
+			return d, time.Now()
+		}
+		if p := toJSON(d["progress"]); p != last {
+			t.Logf("deployment %s: %v, progress %s", rev, d["status"], p)
+			last = p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deployment %s not terminal after %s: %v", rev, timeout, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (w *realWorld) agentGET(agent string) resp {
+	return w.e.call("GET", w.path("/agents/"+agent), w.e.admin, nil)
+}
+
+// waitUntil polls cond every 100 ms for at most timeout and returns how long
+// it took.
+func (w *realWorld) waitUntil(what string, timeout time.Duration, cond func() bool) time.Duration {
+	w.t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			w.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func (w *realWorld) lifecycle(canary string) {
+	t, e := w.t, w.e
+	const initial = "Answer support questions.\n"
+	agent, cfg := w.newAgent("bot", "sk-good", map[string]any{"AGENTS.md": initial})
+	ref := compute.AgentRef{NamespaceID: w.ns, AgentID: agent}
+	dir := w.drv.AgentDir(ref)
+	stateDir := filepath.Join(dir, "state")
+
+	// Deploy: revision 1 to succeeded.
+	ready := watchReadyz(t, dir)
+	requestedAt := time.Now()
+	rev1, admitted := w.deploy(agent)
+	st, succeededAt := w.waitDeployment(agent, rev1, 4*time.Minute)
+	if st["status"] != "succeeded" || st["error"] != nil {
+		w.dumpAgent(dir)
+		t.Fatalf("first deployment = %v", st)
+	}
+	readyzAt := ready()
+	w.report("revision 1", rev1, requestedAt, admitted, readyzAt, succeededAt)
+	if g := w.agentGET(agent).data(); g["activeRevisionId"] != rev1 || g["desiredRuntimeState"] != "running" {
+		t.Fatalf("agent after deploy = %v", g)
+	}
+	if n := w.prov.count("Bearer sk-good"); n == 0 {
+		t.Errorf("the gateway never called the model provider with the configured key; requests: %v", w.prov.requests())
+	}
+
+	// The gateway answers /readyz on the port the driver gave it.
+	ep, ok := w.drv.GatewayEndpoint(t.Context(), ref)
+	if !ok {
+		t.Fatal("GatewayEndpoint: no running gateway after a succeeded deployment")
+	}
+	readyzURL := strings.Replace(ep.URL, "ws://", "http://", 1) + "/readyz"
+	res, err := http.Get(readyzURL)
+	if err != nil {
+		t.Fatalf("GET %s: %v", readyzURL, err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("GET %s = %d %s", readyzURL, res.StatusCode, body)
+	}
+	t.Logf("%s = 200 %s", readyzURL, bytes.TrimSpace(body))
+	run1 := readRunJSON(t, dir)
+	procs := processesWithEnv(t, "OPENCLAW_STATE_DIR="+stateDir)
+	t.Logf("gateway pid %d on port %d; its %d processes use %d MB RSS", run1.PID, run1.Port, len(procs), rssKB(procs)/1024)
+
+	// The workspace holds the initial file byte for byte; no Secret value
+	// is anywhere under the Agent's directory.
+	checkWorkspaceFile(t, dir, initial)
+	checkNoSecret(t, dir, canary)
+
+	// Stop: activeRevisionId cleared, the processes gone, the workspace kept.
+	stopAt := time.Now()
+	if r := e.call("POST", w.path("/agents/"+agent+"/stop"), e.admin, nil); r.Status != 202 {
+		t.Fatalf("stop = %d %v", r.Status, r.Body)
+	}
+	took := w.waitUntil("activeRevisionId cleared", 2*time.Minute, func() bool { return w.agentGET(agent).data()["activeRevisionId"] == nil })
+	t.Logf("stop: activeRevisionId null %s after the 202", took.Round(time.Millisecond))
+	if pids := processesWithEnv(t, "OPENCLAW_STATE_DIR="+stateDir); len(pids) != 0 {
+		t.Fatalf("processes of the stopped Agent still run: %v", pids)
+	}
+	if processAlive(run1.PID) {
+		t.Fatalf("gateway pid %d still runs after stop", run1.PID)
+	}
+	if _, ok := w.drv.GatewayEndpoint(t.Context(), ref); ok {
+		t.Fatal("GatewayEndpoint still reports a gateway after stop")
+	}
+	if g := w.agentGET(agent).data(); g["desiredRuntimeState"] != "stopped" {
+		t.Fatalf("agent after stop = %v", g)
+	}
+	checkWorkspaceFile(t, dir, initial)
+	t.Logf("stop took %s in all", time.Since(stopAt).Round(time.Millisecond))
+
+	// Deploy again: revision 2, a new process, the workspace as it was.
+	ready = watchReadyz(t, dir)
+	requestedAt = time.Now()
+	rev2, admitted := w.deploy(agent)
+	st, succeededAt = w.waitDeployment(agent, rev2, 4*time.Minute)
+	if st["status"] != "succeeded" {
+		w.dumpAgent(dir)
+		t.Fatalf("second deployment = %v", st)
+	}
+	w.report("revision 2", rev2, requestedAt, admitted, ready(), succeededAt)
+	if n := e.call("GET", w.path("/agents/"+agent+"/revisions/"+rev2), e.admin, nil).data()["number"]; n != float64(2) {
+		t.Fatalf("second revision number = %v", n)
+	}
+	if g := w.agentGET(agent).data(); g["activeRevisionId"] != rev2 {
+		t.Fatalf("agent after the second deploy = %v", g)
+	}
+	run2 := readRunJSON(t, dir)
+	if run2.PID == 0 || run2.PID == run1.PID || run2.RevisionID != rev2 {
+		t.Fatalf("run.json after the second deploy = %+v (first pid %d)", run2, run1.PID)
+	}
+	if st, _ := w.waitDeployment(agent, rev1, time.Minute); st["status"] != "succeeded" {
+		t.Fatalf("first deployment rewritten: %v", st)
+	}
+	checkWorkspaceFile(t, dir, initial)
+	checkNoSecret(t, dir, canary)
+
+	// Delete: 404, processes and directory gone, the name free again.
+	deleteAt := time.Now()
+	if r := e.call("DELETE", w.path("/agents/"+agent), e.admin, nil); r.Status != 202 {
+		t.Fatalf("delete = %d %v", r.Status, r.Body)
+	}
+	took = w.waitUntil("the Agent gone (404)", 2*time.Minute, func() bool { return w.agentGET(agent).Status == 404 })
+	t.Logf("delete: 404 %s after the 202", took.Round(time.Millisecond))
+	if pids := processesWithEnv(t, "OPENCLAW_STATE_DIR="+stateDir); len(pids) != 0 {
+		t.Fatalf("processes of the deleted Agent still run: %v", pids)
+	}
+	if processAlive(run2.PID) {
+		t.Fatalf("gateway pid %d still runs after delete", run2.PID)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the deleted Agent's directory %s: %v", dir, err)
+	}
+	r := e.call("POST", w.path("/agents"), e.admin, map[string]any{"name": "bot", "configurationId": cfg})
+	if r.Status != 201 {
+		t.Fatalf("reuse the name of the deleted Agent = %d %v", r.Status, r.Body)
+	}
+	t.Logf("delete took %s in all", time.Since(deleteAt).Round(time.Millisecond))
+}
+
+// rejectedCredential: the provider answers 401 to the document's key, the
+// gateway's models.probe reports it, and the deployment fails at once.
+func (w *realWorld) rejectedCredential() {
+	t, e := w.t, w.e
+	agent, _ := w.newAgent("bad-key", "sk-bad", nil)
+	ref := compute.AgentRef{NamespaceID: w.ns, AgentID: agent}
+	dir := w.drv.AgentDir(ref)
+	requestedAt := time.Now()
+	rev, _ := w.deploy(agent)
+	st, at := w.waitDeployment(agent, rev, 4*time.Minute)
+	er, _ := st["error"].(map[string]any)
+	if st["status"] != "failed" || er["code"] != "RUNTIME_AUTHENTICATION_FAILED" {
+		w.dumpAgent(dir)
+		t.Fatalf("deployment with a rejected key = %v; provider saw %v", st, w.prov.requests())
+	}
+	t.Logf("rejected key: failed with %v %s after the deploy request (%q)", er["code"], at.Sub(requestedAt).Round(time.Millisecond), er["message"])
+	if w.prov.count("Bearer sk-bad") == 0 {
+		t.Errorf("the provider never saw the rejected key: %v", w.prov.requests())
+	}
+	if g := w.agentGET(agent).data(); g["activeRevisionId"] != nil {
+		t.Fatalf("agent after a failed first deployment = %v", g)
+	}
+	_, running := w.drv.GatewayEndpoint(t.Context(), ref)
+	t.Logf("after the failure the Agent's gateway process is running: %v", running)
+
+	if r := e.call("DELETE", w.path("/agents/"+agent), e.admin, nil); r.Status != 202 {
+		t.Fatalf("delete = %d %v", r.Status, r.Body)
+	}
+	w.waitUntil("the Agent gone (404)", 2*time.Minute, func() bool { return w.agentGET(agent).Status == 404 })
+	if pids := processesWithEnv(t, "OPENCLAW_STATE_DIR="+filepath.Join(dir, "state")); len(pids) != 0 {
+		t.Fatalf("processes of the deleted Agent still run: %v", pids)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the deleted Agent's directory %s: %v", dir, err)
+	}
+}
+
+// report logs where the time of one deployment went.
+func (w *realWorld) report(what, rev string, requested, admitted, readyz, succeeded time.Time) {
+	t := w.t
+	calls := w.drv.prepares(rev)
+	if len(calls) == 0 {
+		t.Fatalf("%s: no PrepareRevision call recorded", what)
+	}
+	first, last := calls[0], calls[len(calls)-1]
+	started, ok := w.events.first("gateway started", rev)
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s) timeline, %d PrepareRevision calls:\n", what, rev, len(calls))
+	fmt.Fprintf(&b, "  deploy request → 202:                       %s\n", ms(admitted.Sub(requested)))
+	fmt.Fprintf(&b, "  202 → first PrepareRevision:                %s\n", ms(first.start.Sub(admitted)))
+	if ok {
+		fmt.Fprintf(&b, "  first PrepareRevision → gateway exec:       %s\n", ms(started.Sub(first.start)))
+		if !readyz.IsZero() {
+			fmt.Fprintf(&b, "  gateway exec → /readyz 200 (gateway start): %s\n", ms(readyz.Sub(started)))
+		}
+	}
+	if !readyz.IsZero() {
+		fmt.Fprintf(&b, "  /readyz 200 → ready PrepareRevision begins: %s\n", ms(last.start.Sub(readyz)))
+	}
+	fmt.Fprintf(&b, "  ready PrepareRevision (probes, models.probe, health): %s\n", ms(last.end.Sub(last.start)))
+	fmt.Fprintf(&b, "  ready PrepareRevision → succeeded seen:     %s (polled every 50 ms)\n", ms(succeeded.Sub(last.end)))
+	fmt.Fprintf(&b, "  deploy request → succeeded seen:            %s\n", ms(succeeded.Sub(requested)))
+	for i, c := range calls {
+		fmt.Fprintf(&b, "    call %d at +%s took %s: ready=%v pending=%q failure=%v err=%v\n", i+1, ms(c.start.Sub(admitted)), ms(c.end.Sub(c.start)),
+			c.ready.Ready, c.ready.PendingReason, c.ready.RuntimeFailure != nil, c.err)
+	}
+	t.Log(b.String())
+}
+
+// dumpAgent logs the gateway's console and run.json (a failure's evidence).
+func (w *realWorld) dumpAgent(dir string) {
+	for _, name := range []string{"run.json", "console.log", "console.prev.log"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		if len(b) > 8000 {
+			b = b[len(b)-8000:]
+		}
+		w.t.Logf("%s:\n%s", name, b)
+	}
+	w.t.Logf("provider requests: %v", w.prov.requests())
+}
+
+// realRuntimeCache is the runtime directory of the real lanes (as in
+// internal/runtime's TestInstallRealOpenClaw): $OCC_TEST_RUNTIME_CACHE,
+// else /var/cache/occ-test-runtime, else the user's cache directory.
+func realRuntimeCache(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("OCC_TEST_RUNTIME_CACHE"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatalf("OCC_TEST_RUNTIME_CACHE=%s: %v", dir, err)
+		}
+		return dir
+	}
+	dir := "/var/cache/occ-test-runtime"
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		return dir
+	}
+	user, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatalf("no cache directory for the runtime (set OCC_TEST_RUNTIME_CACHE): %v", err)
+	}
+	dir = filepath.Join(user, "occ-test-runtime")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("create %s (set OCC_TEST_RUNTIME_CACHE): %v", dir, err)
+	}
+	return dir
+}
+
+// lineLogger returns a writer that logs each line to t until t ends.
+func lineLogger(t *testing.T) io.Writer {
+	r, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s := bufio.NewScanner(r)
+		for s.Scan() {
+			t.Log(s.Text())
+		}
+	}()
+	t.Cleanup(func() {
+		pw.Close()
+		<-done
+	})
+	return pw
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// timedDriver is the local driver with every PrepareRevision recorded.
+type timedDriver struct {
+	*local.Driver
+	mu    sync.Mutex
+	calls []prepareCall
+}
+
+type prepareCall struct {
+	rev        string
+	start, end time.Time
+	ready      compute.Readiness
+	err        error
+}
+
+func (d *timedDriver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
+	start := time.Now()
+	r, err := d.Driver.PrepareRevision(ctx, spec)
+	d.mu.Lock()
+	d.calls = append(d.calls, prepareCall{rev: spec.RevisionID, start: start, end: time.Now(), ready: r, err: err})
+	d.mu.Unlock()
+	return r, err
+}
+
+func (d *timedDriver) prepares(rev string) []prepareCall {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []prepareCall
+	for _, c := range d.calls {
+		if c.rev == rev {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// eventLog is a slog.Handler that keeps every record at or above min, for
+// the timeline and for the test log.
+type eventLog struct {
+	min     slog.Level
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (l *eventLog) Enabled(_ context.Context, lv slog.Level) bool { return lv >= l.min }
+func (l *eventLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < l.min {
+		return nil
+	}
+	l.mu.Lock()
+	l.records = append(l.records, r.Clone())
+	l.mu.Unlock()
+	return nil
+}
+func (l *eventLog) WithAttrs(as []slog.Attr) slog.Handler { return &eventLogView{l: l, attrs: as} }
+func (l *eventLog) WithGroup(string) slog.Handler         { return l }
+
+// eventLogView is an eventLog with attributes added (slog.Logger.With).
+type eventLogView struct {
+	l     *eventLog
+	attrs []slog.Attr
+}
+
+func (v *eventLogView) Enabled(ctx context.Context, lv slog.Level) bool { return v.l.Enabled(ctx, lv) }
+func (v *eventLogView) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(v.attrs...)
+	return v.l.Handle(ctx, r)
+}
+func (v *eventLogView) WithAttrs(as []slog.Attr) slog.Handler {
+	return &eventLogView{l: v.l, attrs: append(append([]slog.Attr{}, v.attrs...), as...)}
+}
+func (v *eventLogView) WithGroup(string) slog.Handler { return v }
+
+// first returns the time of the first record with the message whose
+// attributes mention s.
+func (l *eventLog) first(msg, s string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.records {
+		if r.Message == msg && strings.Contains(recordText(r), s) {
+			return r.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func (l *eventLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	for _, r := range l.records {
+		b.WriteString(recordText(r))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func recordText(r slog.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s", r.Time.Format("15:04:05.000"), r.Level, r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	return b.String()
+}
+
+// fakeProvider is a minimal OpenAI-compatible model provider on loopback:
+// POST /v1/chat/completions answers a one-word completion (streamed when
+// asked) to "Authorization: Bearer sk-good" and 401 to anything else;
+// GET /v1/models lists m1.
+type fakeProvider struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string // "METHOD PATH AUTH [stream]"
+}
+
+func startFakeProvider(t *testing.T) *fakeProvider {
+	p := &fakeProvider{}
+	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	_ = json.Unmarshal(body, &req)
+	auth := r.Header.Get("Authorization")
+	line := r.Method + " " + r.URL.Path + " " + auth
+	if req.Stream {
+		line += " stream"
+	}
+	p.mu.Lock()
+	p.seen = append(p.seen, line)
+	p.mu.Unlock()
+
+	if auth != "Bearer sk-good" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
+		return
+	}
+	model := req.Model
+	if model == "" {
+		model = "m1"
+	}
+	now := time.Now().Unix()
+	switch {
+	case r.Method == "GET" && r.URL.Path == "/v1/models":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1","object":"model","created":0,"owned_by":"fakeprov"}]}`)
+	case r.Method == "POST" && r.URL.Path == "/v1/chat/completions" && req.Stream:
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := func(delta map[string]any, finish any, usage any) {
+			c := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": now, "model": model,
+				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+			if usage != nil {
+				c["usage"] = usage
+			}
+			b, _ := json.Marshal(c)
+			fmt.Fprintf(w, "data: %s\n\n", b)
+		}
+		chunk(map[string]any{"role": "assistant", "content": "ok"}, nil, nil)
+		chunk(map[string]any{}, "stop", map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	case r.Method == "POST" && r.URL.Path == "/v1/chat/completions":
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": now, "model": model,
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": "ok"}, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+		_, _ = w.Write(b)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (p *fakeProvider) requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.seen...)
+}
+
+// count returns how many requests carried the Authorization value.
+func (p *fakeProvider) count(auth string) int {
+	n := 0
+	for _, s := range p.requests() {
+		if strings.Contains(s, " "+auth) {
+			n++
+		}
+	}
+	return n
+}
+
+// watchReadyz polls the Agent's gateway /readyz (the port from run.json)
+// every 100 ms from now on; the function it returns stops the watch and
+// gives the time of the first 200 (zero if none was seen).
+func watchReadyz(t *testing.T, dir string) func() time.Time {
+	ctx, cancel := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	var at time.Time
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		client := &http.Client{Timeout: 2 * time.Second}
+		for ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+			b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+			if err != nil {
+				continue
+			}
+			var run runJSON
+			if json.Unmarshal(b, &run) != nil || run.Port == 0 || run.PID == 0 {
+				continue
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://127.0.0.1:"+strconv.Itoa(run.Port)+"/readyz", nil)
+			res, err := client.Do(req)
+			if err != nil {
+				continue
+			}
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				mu.Lock()
+				at = time.Now()
+				mu.Unlock()
+				return
+			}
+		}
+	}()
+	return func() time.Time {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return at
+	}
+}
+
+// runJSON is the part of the local driver's run.json the lane reads.
+type runJSON struct {
+	RevisionID string `json:"revisionId"`
+	Running    bool   `json:"running"`
+	Port       int    `json:"port"`
+	PID        int    `json:"pid"`
+}
+
+func readRunJSON(t *testing.T, dir string) runJSON {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run runJSON
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatalf("run.json: %v", err)
+	}
+	return run
+}
+
+// processesWithEnv lists the live processes whose environment holds the
+// exact entry kv (the gateway and the children it started).
+func processesWithEnv(t *testing.T, kv string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, v := range bytes.Split(b, []byte{0}) {
+			if string(v) == kv && processAlive(pid) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// processAlive reports whether pid exists and is not a zombie.
+func processAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// rssKB sums VmRSS of the processes.
+func rssKB(pids []int) int {
+	total := 0
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+				n, _ := strconv.Atoi(f[1])
+				total += n
+			}
+		}
+	}
+	return total
+}
+
+
+// checkWorkspaceFile checks the workspace AGENTS.md byte for byte.
+func checkWorkspaceFile(t *testing.T, dir, want string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "workspace", "AGENTS.md"))
+	if err != nil {
+		t.Fatalf("workspace AGENTS.md: %v", err)
+	}
+	if string(b) != want {
+		t.Fatalf("workspace AGENTS.md = %q, want %q", b, want)
+	}
+}
+
+// checkNoSecret fails when any file under dir holds the Secret's value.
+func checkNoSecret(t *testing.T, dir, secret string) {
+	t.Helper()
+	files := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed by the gateway meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		files++
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("the Secret's value is in %s", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk %s: %v", dir, err)
+	}
+	t.Logf("no Secret value in the %d files under the Agent's directory", files)
+}
