@@ -1,0 +1,527 @@
+package server_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// TestDeployCrashRestart kills occ with SIGKILL at a random moment of a
+// burst of deploys, stops and deletes of a handful of Agents (the local
+// driver running the fake gateway binary, OCC_COMPUTE_GATEWAY_COMMAND),
+// starts it again on the same data directory and checks, once everything
+// settled: every admitted deployment is terminal and stays so, no Agent has
+// (or ever had, at any scan) two gateway processes, no process or directory
+// outlives a deleted Agent, every running Agent has exactly one live
+// gateway and every stopped one none, and no revision changed.
+//
+// OCC_TEST_CRASH_ROUNDS raises the SQLite rounds (default 50); the
+// PostgreSQL lane runs a few rounds, as each may wait for River's rescuer.
+func TestDeployCrashRestart(t *testing.T) {
+	rounds := 50
+	if s := os.Getenv("OCC_TEST_CRASH_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("OCC_TEST_CRASH_ROUNDS=%q: want a positive number", s)
+		}
+		rounds = max(n, rounds)
+	}
+	bin := buildOCC(t)
+	fake := gatewaytest.BuildBinary(t)
+	t.Run("sqlite", func(t *testing.T) { deployCrashLoop(t, bin, fake, "", rounds) })
+	t.Run("postgres", func(t *testing.T) { deployCrashLoop(t, bin, fake, storetest.URL(t, "postgres"), 3) })
+}
+
+// deployCrash is what the deploy crash test knows across rounds.
+type deployCrash struct {
+	*crashWorld
+	fake   string
+	ns     string
+	secret string
+	cfg    string
+	role   string
+	seq    int
+
+	mu        sync.Mutex
+	agents    map[string]bool              // created (201)
+	deleted   map[string]bool              // DELETE answered 202
+	deploys   map[string]string            // revision → Agent, deploy answered 202
+	revisions map[string]string            // revision → its GET body, first seen
+	terminal  map[string]string            // revision → "status/code", first seen terminal
+}
+
+func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
+	w := &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: t.TempDir(), logDir: t.TempDir()},
+		fake: fake, agents: map[string]bool{}, deleted: map[string]bool{}, deploys: map[string]string{},
+		revisions: map[string]string{}, terminal: map[string]string{}}
+	t.Cleanup(w.killGateways)
+	p := w.startOCC()
+	w.setup(p)
+	var total time.Duration
+	for round := range rounds {
+		start := time.Now()
+		ops := w.burst(p, round)
+		p = w.startOCC()
+		settled := w.settle(p)
+		w.check(p)
+		d := time.Since(start)
+		total += d
+		t.Logf("round %d: %s; settled in %v; %d Agents created, %d deleted, %d deployments admitted; %v",
+			round, ops, settled.Round(time.Millisecond), len(w.agents), len(w.deleted), len(w.deploys), d.Round(time.Millisecond))
+	}
+	t.Logf("%d rounds, %v per round on average", rounds, (total / time.Duration(rounds)).Round(time.Millisecond))
+	p.stop()
+}
+
+// startOCC is crashWorld.start with the fake gateway as the local driver's
+// gateway command.
+func (w *deployCrash) startOCC() *occProc {
+	t := w.t
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		w.starts++
+		addr := freePort(t)
+		args := []string{"serve", "--data-dir", w.dataDir, "--listen", addr}
+		if w.dbURL != "" {
+			args = append(args, "--database-url", w.dbURL)
+		}
+		logs := filepath.Join(w.logDir, fmt.Sprintf("occ-%02d.log", w.starts))
+		lf, err := os.Create(logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(w.bin, args...)
+		cmd.Env = append(childEnv(), "OCC_COMPUTE_GATEWAY_COMMAND="+w.fake)
+		cmd.Stdout, cmd.Stderr = lf, lf
+		if err := cmd.Start(); err != nil {
+			lf.Close()
+			t.Fatalf("start occ: %v", err)
+		}
+		p := &occProc{t: t, cmd: cmd, base: "http://" + addr, exited: make(chan struct{}), logs: logs,
+			client: &http.Client{Timeout: 15 * time.Second}}
+		go func() { _ = cmd.Wait(); lf.Close(); close(p.exited) }()
+		t.Cleanup(func() { p.kill() })
+		if err := p.waitReady(30 * time.Second); err != nil {
+			p.kill()
+			if attempt < 2 && strings.Contains(readTail(logs), "address already in use") {
+				continue
+			}
+			t.Fatalf("occ did not become ready: %v\n%s", err, readTail(logs))
+		}
+		key, err := os.ReadFile(filepath.Join(w.dataDir, "bootstrap-admin.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.key = strings.TrimSpace(string(key))
+		return p
+	}
+}
+
+// setup makes a ready Namespace, a Secret, a Configuration and a role that
+// lets an Agent's service principal operate the Secret.
+func (w *deployCrash) setup(p *occProc) {
+	t := w.t
+	r := p.must("POST", "/namespaces", map[string]any{"name": "deploy-crash"})
+	if r.Status != 201 {
+		t.Fatalf("create namespace = %d %v", r.Status, r.Body)
+	}
+	w.ns = r.data()["id"].(string)
+	deadline := time.Now().Add(30 * time.Second)
+	for p.must("GET", "/namespaces/"+w.ns, nil).data()["status"] != "ready" {
+		if time.Now().After(deadline) {
+			t.Fatal("namespace not ready")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mk := func(path string, body map[string]any) string {
+		r := p.must("POST", "/namespaces/"+w.ns+path, body)
+		if r.Status != 201 {
+			t.Fatalf("POST %s = %d %v", path, r.Status, r.Body)
+		}
+		return r.data()["id"].(string)
+	}
+	w.secret = mk("/secrets", map[string]any{"name": "openai", "value": "sk-crash-canary"})
+	w.cfg = mk("/configurations", map[string]any{"name": "c", "kind": "agent",
+		"values": map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": "openai/gpt-5"}}}})
+	w.role = mk("/iam/roles", map[string]any{"name": "operate-secrets", "permissions": []string{"secret:operate"}})
+}
+
+// newAgent creates a deployable Agent (its principal may operate the
+// Secret); it returns "" when the request was lost to the kill.
+func (w *deployCrash) newAgent(p *occProc) (string, error) {
+	w.mu.Lock()
+	w.seq++
+	name := fmt.Sprintf("bot-%d", w.seq)
+	w.mu.Unlock()
+	r, err := p.do("POST", "/namespaces/"+w.ns+"/agents", map[string]any{"name": name, "configurationId": w.cfg,
+		"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
+	if err != nil {
+		return "", err
+	}
+	if r.Status != 201 {
+		return "", fmt.Errorf("create agent = %d %v", r.Status, r.Body)
+	}
+	id, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
+	w.mu.Lock()
+	w.agents[id] = true
+	w.mu.Unlock()
+	r, err = p.do("POST", "/namespaces/"+w.ns+"/iam/bindings", map[string]any{"principalId": sp, "roleId": w.role})
+	if err != nil {
+		return id, err
+	}
+	if r.Status != 201 {
+		return id, fmt.Errorf("grant = %d %v", r.Status, r.Body)
+	}
+	return id, nil
+}
+
+// live lists the Agents created and not deleted.
+func (w *deployCrash) live() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for id := range w.agents {
+		if !w.deleted[id] {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// burst keeps a handful of Agents busy with deploys, stops and deletes from
+// a few concurrent clients (making new Agents as old ones are deleted) and
+// SIGKILLs occ at a random moment of it.
+func (w *deployCrash) burst(p *occProc, round int) string {
+	const clients, handful = 4, 5
+	for len(w.live()) < handful {
+		if _, err := w.newAgent(p); err != nil {
+			w.t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	killAfter := time.Duration(rand.IntN(700)) * time.Millisecond
+	killed := make(chan struct{})
+	var counts sync.Map // op → count answered
+	count := func(op string) {
+		v, _ := counts.LoadOrStore(op, new(int64))
+		w.mu.Lock()
+		*v.(*int64)++
+		w.mu.Unlock()
+	}
+	errs := make(chan error, 1000)
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for {
+				select {
+				case <-killed:
+					return
+				default:
+				}
+				agents := w.live()
+				if len(agents) < 3 {
+					if _, err := w.newAgent(p); err != nil {
+						errs <- err
+					} else {
+						count("create")
+					}
+					continue
+				}
+				agt := agents[rand.IntN(len(agents))]
+				base := "/namespaces/" + w.ns + "/agents/" + agt
+				var op, method, path string
+				switch n := rand.IntN(10); {
+				case n < 6:
+					op, method, path = "deploy", "POST", base+"/deploy"
+				case n < 8:
+					op, method, path = "stop", "POST", base+"/stop"
+				default:
+					op, method, path = "delete", "DELETE", base
+				}
+				r, err := p.do(method, path, nil)
+				if err != nil {
+					errs <- err
+					continue
+				}
+				switch {
+				case r.Status == 202 && op == "deploy":
+					w.mu.Lock()
+					w.deploys[r.data()["id"].(string)] = agt
+					w.mu.Unlock()
+				case r.Status == 202 && op == "delete":
+					w.mu.Lock()
+					w.deleted[agt] = true
+					w.mu.Unlock()
+				case r.Status == 202:
+				case r.Status == 409 && r.code() == "AGENT_DELETING", r.Status == 404 && w.isDeleted(agt):
+					// Another client deleted it meanwhile.
+					op += "-raced"
+				default:
+					errs <- fmt.Errorf("%s %s = %d %v", method, path, r.Status, r.Body)
+					continue
+				}
+				count(op)
+				time.Sleep(time.Duration(rand.IntN(30)) * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(killAfter)
+	p.kill()
+	close(killed)
+	wg.Wait()
+	close(errs)
+	lost := 0
+	for err := range errs {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			lost++
+			continue
+		}
+		w.t.Errorf("round %d: %v", round, err)
+	}
+	var parts []string
+	counts.Range(func(k, v any) bool { parts = append(parts, fmt.Sprintf("%d %s", *v.(*int64), k)); return true })
+	slices.Sort(parts)
+	return fmt.Sprintf("killed after %v: %s answered, %d lost", killAfter, strings.Join(parts, ", "), lost)
+}
+
+func (w *deployCrash) isDeleted(agt string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.deleted[agt]
+}
+
+// pending lists what keeps the world from being settled: deployments not
+// terminal, Agents deleting (or deleted but still there), stopped Agents
+// with an active revision, unfinished River jobs.
+func (w *deployCrash) pending(p *occProc) []string {
+	var out []string
+	agents := map[string]map[string]any{}
+	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
+		r := p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt, nil)
+		switch {
+		case r.Status == 404 && w.deleted[agt]:
+			continue
+		case r.Status != 200:
+			w.t.Fatalf("GET agent %s = %d %v", agt, r.Status, r.Body)
+		}
+		a := r.data()
+		agents[agt] = a
+		if a["status"] != "active" {
+			out = append(out, fmt.Sprintf("agent %s %v", agt, a["status"]))
+		} else if a["desiredRuntimeState"] == "stopped" && a["activeRevisionId"] != nil {
+			out = append(out, fmt.Sprintf("agent %s stopped with active revision %v", agt, a["activeRevisionId"]))
+		}
+	}
+	for _, rev := range slices.Sorted(maps.Keys(w.deploys)) {
+		agt := w.deploys[rev]
+		if agents[agt] == nil {
+			continue // the Agent is gone, with its revisions
+		}
+		r := p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt+"/deployments/"+rev, nil)
+		if r.Status != 200 {
+			w.t.Fatalf("GET deployment %s of %s = %d %v", rev, agt, r.Status, r.Body)
+		}
+		if s := r.data()["status"]; s != "succeeded" && s != "failed" {
+			out = append(out, fmt.Sprintf("deployment %s of %s %v", rev, agt, s))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, w.unfinishedJobs()...)
+	}
+	return out
+}
+
+// settle waits (bounded) until nothing is pending, scanning the gateway
+// processes at every poll.
+func (w *deployCrash) settle(p *occProc) time.Duration {
+	t := w.t
+	t.Helper()
+	start := time.Now()
+	wait := 60 * time.Second
+	if w.dbURL != "" {
+		wait = 150 * time.Second // River's rescuer runs every 30 s
+	}
+	for {
+		w.scanDuplicates()
+		pend := w.pending(p)
+		if len(pend) == 0 {
+			return time.Since(start)
+		}
+		if time.Since(start) > wait {
+			t.Fatalf("not settled %v after the restart: %v\n%s", wait, pend, readTail(p.logs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// gateways maps Agent ID → pid → command line of every live process whose
+// environment or command line names an Agent state directory of this data
+// directory.
+func (w *deployCrash) gateways() map[string]map[string]string {
+	prefix := filepath.Join(w.dataDir, "compute", "namespaces") + "/"
+	out := map[string]map[string]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i < 0 || len(stat) < i+3 || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+			continue
+		}
+		environ, _ := os.ReadFile(filepath.Join(dir, "environ"))
+		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		for _, field := range bytes.Split(append(append(environ, 0), cmdline...), []byte{0}) {
+			s := string(field)
+			s = strings.TrimPrefix(s, "OPENCLAW_STATE_DIR=")
+			rest, ok := strings.CutPrefix(s, prefix)
+			if !ok || !strings.HasSuffix(rest, "/state") {
+				continue
+			}
+			// <ns>/agents/<agt>/state
+			parts := strings.Split(rest, "/")
+			if len(parts) != 4 || parts[1] != "agents" {
+				continue
+			}
+			if out[parts[2]] == nil {
+				out[parts[2]] = map[string]string{}
+			}
+			out[parts[2]][e.Name()] = strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " ")
+			break
+		}
+	}
+	return out
+}
+
+// scanDuplicates fails the test when any Agent has two gateway processes.
+func (w *deployCrash) scanDuplicates() map[string]map[string]string {
+	g := w.gateways()
+	for agt, procs := range g {
+		if len(procs) > 1 {
+			w.t.Errorf("Agent %s has %d gateway processes: %v", agt, len(procs), procs)
+		}
+	}
+	return g
+}
+
+// check asserts the settled state after a restart.
+func (w *deployCrash) check(p *occProc) {
+	t := w.t
+	t.Helper()
+	procs := w.scanDuplicates()
+	agentsDir := filepath.Join(w.dataDir, "compute", "namespaces", w.ns, "agents")
+	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
+		r := p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt, nil)
+		if r.Status == 404 {
+			if !w.deleted[agt] {
+				t.Errorf("Agent %s is gone but its deletion was never admitted", agt)
+			}
+			if len(procs[agt]) > 0 {
+				t.Errorf("deleted Agent %s still has gateway processes %v", agt, procs[agt])
+			}
+			if dirExists(t, filepath.Join(agentsDir, agt)) {
+				t.Errorf("deleted Agent %s still has its directory", agt)
+			}
+			continue
+		}
+		if r.Status != 200 {
+			t.Fatalf("GET agent %s = %d %v", agt, r.Status, r.Body)
+		}
+		if w.deleted[agt] {
+			t.Errorf("Agent %s: deletion admitted, still there: %v", agt, r.data())
+		}
+		a := r.data()
+		running := a["desiredRuntimeState"] == "running" && a["activeRevisionId"] != nil
+		switch {
+		case running && len(procs[agt]) != 1:
+			t.Errorf("running Agent %s (active %v) has %d gateway processes, want 1: %v", agt, a["activeRevisionId"], len(procs[agt]), procs[agt])
+		case !running && len(procs[agt]) != 0:
+			t.Errorf("Agent %s (desired %v, active %v) has gateway processes %v, want none", agt, a["desiredRuntimeState"], a["activeRevisionId"], procs[agt])
+		}
+	}
+	// No process or directory of an Agent occ does not know.
+	for agt, ps := range procs {
+		if !w.agents[agt] {
+			t.Errorf("gateway processes %v of an unknown Agent %s", ps, agt)
+		}
+	}
+	entries, err := os.ReadDir(agentsDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !w.agents[e.Name()] {
+			t.Errorf("directory %s belongs to no Agent of the test", e.Name())
+		}
+	}
+	// Deployments stay terminal with the same result; revisions never change.
+	for _, rev := range slices.Sorted(maps.Keys(w.deploys)) {
+		agt := w.deploys[rev]
+		base := "/namespaces/" + w.ns + "/agents/" + agt
+		d := p.must("GET", base+"/deployments/"+rev, nil)
+		if d.Status == 404 {
+			if !w.deleted[agt] {
+				t.Errorf("deployment %s of live Agent %s is 404", rev, agt)
+			}
+			continue
+		}
+		res := fmt.Sprint(d.data()["status"])
+		if e, ok := d.data()["error"].(map[string]any); ok {
+			res += "/" + fmt.Sprint(e["code"])
+		}
+		if prev, ok := w.terminal[rev]; ok && prev != res {
+			t.Errorf("deployment %s of %s was %s, now %s", rev, agt, prev, res)
+		} else if !ok {
+			w.terminal[rev] = res
+		}
+		rv := p.must("GET", base+"/revisions/"+rev, nil)
+		if rv.Status != 200 {
+			t.Errorf("GET revision %s = %d %v", rev, rv.Status, rv.Body)
+			continue
+		}
+		body := toJSON(rv.data())
+		if prev, ok := w.revisions[rev]; ok && prev != body {
+			t.Errorf("revision %s changed:\nwas %s\nnow %s", rev, prev, body)
+		} else if !ok {
+			w.revisions[rev] = body
+		}
+	}
+	if t.Failed() {
+		t.Logf("server log of the last start:\n%s", readTail(p.logs))
+		t.FailNow()
+	}
+}
+
+// killGateways SIGKILLs the gateways left under this test's data directory
+// (occ leaves Agents running when it stops).
+func (w *deployCrash) killGateways() {
+	for _, procs := range w.gateways() {
+		for pid := range procs {
+			if n, err := strconv.Atoi(pid); err == nil {
+				_ = syscall.Kill(n, syscall.SIGKILL)
+			}
+		}
+	}
+}
