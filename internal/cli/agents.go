@@ -27,23 +27,6 @@ func resolveAgent(ctx context.Context, c *client.Client, ns, ref string) (string
 		func(x client.Agent) (string, string) { return x.Name, x.Id })
 }
 
-// agentTarget is the Namespace and Agent IDs a command acts on.
-func agentTarget(ctx context.Context, api *apiOptions, ref string) (*client.Client, string, string, error) {
-	c, err := api.client()
-	if err != nil {
-		return nil, "", "", err
-	}
-	ns, err := api.namespaceID(ctx, c)
-	if err != nil {
-		return nil, "", "", err
-	}
-	id, err := resolveAgent(ctx, c, ns, ref)
-	if err != nil {
-		return nil, "", "", err
-	}
-	return c, ns, id, nil
-}
-
 // harnessText describes an Agent's harness binding ("api_key secret sec_…").
 func harnessText(a *client.Agent) string {
 	h, err := a.HarnessAuth.Get()
@@ -64,22 +47,18 @@ func harnessText(a *client.Agent) string {
 
 // printAgent writes one Agent.
 func printAgent(api *apiOptions, a *client.Agent) error {
-	if api.json() {
-		return api.printJSON(a)
-	}
-	mode := ""
-	if a.ExecutionMode != nil {
-		mode = string(*a.ExecutionMode)
-	}
-	fields := [][2]string{{"id", a.Id}, {"name", a.Name}, {"namespace", a.NamespaceId}, {"configuration", a.ConfigurationId},
-		{"execution mode", mode}, {"harness auth", harnessText(a)}, {"backend", a.BackendId.GetOrEmpty()},
-		{"status", string(a.Status)}, {"desired state", string(a.DesiredRuntimeState)},
-		{"active revision", a.ActiveRevisionId.GetOrEmpty()}, {"service principal", a.ServicePrincipalId},
-		{"created", a.CreatedAt}, {"updated", a.UpdatedAt}}
-	if a.ConfigurationReadError != nil {
-		fields = append(fields, [2]string{"read error", string(a.ConfigurationReadError.Code) + " " + a.ConfigurationReadError.Field})
-	}
-	return api.printFields(fields)
+	return api.printObject(a, func() [][2]string {
+		mode := ""
+		if a.ExecutionMode != nil {
+			mode = string(*a.ExecutionMode)
+		}
+		fields := [][2]string{{"id", a.Id}, {"name", a.Name}, {"namespace", a.NamespaceId}, {"configuration", a.ConfigurationId},
+			{"execution mode", mode}, {"harness auth", harnessText(a)}, {"backend", a.BackendId.GetOrEmpty()},
+			{"status", string(a.Status)}, {"desired state", string(a.DesiredRuntimeState)},
+			{"active revision", a.ActiveRevisionId.GetOrEmpty()}, {"service principal", a.ServicePrincipalId},
+			{"created", a.CreatedAt}, {"updated", a.UpdatedAt}}
+		return append(fields, readErrorField(a.ConfigurationReadError)...)
+	})
 }
 
 // agentsCreateOptions are the inputs of `occ agents create`.
@@ -97,12 +76,8 @@ type agentsCreateOptions struct {
 
 func agentsCreateCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsCreateOptions{API: api}
-	cmd := &cobra.Command{
-		Use:   "create --name NAME --configuration CONFIGURATION",
-		Short: "Create an Agent (stopped, no revision) from a Configuration",
-		Args:  cobra.NoArgs,
-		RunE:  run(api, func(ctx context.Context, _ []string) error { return runAgentsCreate(ctx, opts) }),
-	}
+	cmd := verbCmd(api, "create --name NAME --configuration CONFIGURATION", "Create an Agent (stopped, no revision) from a Configuration",
+		func(ctx context.Context) error { return runAgentsCreate(ctx, opts) })
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the Agent's name")
 	cmd.Flags().StringVar(&opts.Configuration, "configuration", "", "the Configuration (ID or name)")
 	cmd.Flags().StringVar(&opts.ExecutionMode, "execution-mode", "", "embedded or dedicated (default: the server's)")
@@ -121,11 +96,7 @@ func runAgentsCreate(ctx context.Context, opts *agentsCreateOptions) error {
 		}
 		body.ExecutionMode = &mode
 	}
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	ns, err := opts.API.namespaceID(ctx, c)
+	c, ns, err := opts.API.namespaced(ctx)
 	if err != nil {
 		return err
 	}
@@ -153,36 +124,14 @@ type agentsListOptions struct {
 
 func agentsListCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsListOptions{API: api}
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the Namespace's Agents",
-		Args:  cobra.NoArgs,
-		RunE:  run(api, func(ctx context.Context, _ []string) error { return runAgentsList(ctx, opts) }),
-	}
+	return verbCmd(api, "list", "List the Namespace's Agents", func(ctx context.Context) error { return runAgentsList(ctx, opts) })
 }
 
 func runAgentsList(ctx context.Context, opts *agentsListOptions) error {
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	ns, err := opts.API.namespaceID(ctx, c)
-	if err != nil {
-		return err
-	}
-	items, err := c.ListAllAgents(ctx, ns)
-	if err != nil {
-		return err
-	}
-	if opts.API.json() {
-		return opts.API.printJSON(nonNil(items))
-	}
-	rows := make([][]string, 0, len(items))
-	for _, a := range items {
-		rows = append(rows, []string{a.Id, a.Name, string(a.Status), string(a.DesiredRuntimeState),
-			dash(a.ActiveRevisionId.GetOrEmpty()), a.UpdatedAt})
-	}
-	return opts.API.printTable([]string{"ID", "NAME", "STATUS", "DESIRED", "ACTIVE REVISION", "UPDATED"}, rows)
+	return listIn(ctx, opts.API, (*client.Client).ListAllAgents,
+		[]string{"ID", "NAME", "STATUS", "DESIRED", "ACTIVE REVISION", "UPDATED"}, func(a *client.Agent) []string {
+			return []string{a.Id, a.Name, string(a.Status), string(a.DesiredRuntimeState), dash(a.ActiveRevisionId.GetOrEmpty()), a.UpdatedAt}
+		})
 }
 
 // agentsGetOptions are the inputs of `occ agents get`.
@@ -194,27 +143,11 @@ type agentsGetOptions struct {
 
 func agentsGetCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsGetOptions{API: api}
-	return &cobra.Command{
-		Use:   "get AGENT",
-		Short: "Show an Agent (by ID or name)",
-		Args:  cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Agent = args[0]
-			return runAgentsGet(ctx, opts)
-		}),
-	}
+	return verbCmd(api, "get AGENT", "Show an Agent (by ID or name)", func(ctx context.Context) error { return runAgentsGet(ctx, opts) }, &opts.Agent)
 }
 
 func runAgentsGet(ctx context.Context, opts *agentsGetOptions) error {
-	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
-	if err != nil {
-		return err
-	}
-	a, err := c.GetAgent(ctx, ns, id)
-	if err != nil {
-		return err
-	}
-	return printAgent(opts.API, a)
+	return actOn(ctx, opts.API, opts.Agent, resolveAgent, (*client.Client).GetAgent, printAgent)
 }
 
 // agentsDeployOptions are the inputs of `occ agents deploy`.
@@ -229,28 +162,20 @@ type agentsDeployOptions struct {
 
 func agentsDeployCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsDeployOptions{API: api}
-	cmd := &cobra.Command{
-		Use:   "deploy AGENT",
-		Short: "Deploy an Agent's saved draft as a new revision (--wait follows it to succeeded or failed)",
-		Long: `Deploy an Agent's saved draft: the server admits an immutable revision, whose ID
+	cmd := verbCmd(api, "deploy AGENT", "Deploy an Agent's saved draft as a new revision (--wait follows it to succeeded or failed)",
+		func(ctx context.Context) error { return runAgentsDeploy(ctx, opts) }, &opts.Agent)
+	cmd.Long = `Deploy an Agent's saved draft: the server admits an immutable revision, whose ID
 is the deployment ID, and its worker converges the Agent's gateway.
 
 With --wait, progress lines (status, the last attempt's code and message) go
 to standard error until the deployment is terminal; the final status is
-printed, and a failed deployment exits non-zero with its error code.`,
-		Args: cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Agent = args[0]
-			return runAgentsDeploy(ctx, opts)
-		}),
-	}
-	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "follow the deployment until it succeeds or fails")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 20*time.Minute, "how long --wait waits (0: no limit)")
+printed, and a failed deployment exits non-zero with its error code.`
+	addWaitFlags(cmd, &opts.Wait, &opts.Timeout, "follow the deployment until it succeeds or fails", 20*time.Minute)
 	return cmd
 }
 
 func runAgentsDeploy(ctx context.Context, opts *agentsDeployOptions) error {
-	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
+	c, ns, id, err := opts.API.target(ctx, opts.Agent, resolveAgent)
 	if err != nil {
 		return err
 	}
@@ -259,11 +184,10 @@ func runAgentsDeploy(ctx context.Context, opts *agentsDeployOptions) error {
 		return err
 	}
 	if !opts.Wait {
-		if opts.API.json() {
-			return opts.API.printJSON(rev)
-		}
-		return opts.API.printFields([][2]string{{"deployment", rev.Id}, {"agent", rev.AgentId},
-			{"revision", strconv.FormatInt(rev.Number, 10)}, {"created", rev.CreatedAt}})
+		return opts.API.printObject(rev, func() [][2]string {
+			return [][2]string{{"deployment", rev.Id}, {"agent", rev.AgentId},
+				{"revision", strconv.FormatInt(rev.Number, 10)}, {"created", rev.CreatedAt}}
+		})
 	}
 	fmt.Fprintf(opts.API.IO.ErrOut, "deployment %s admitted (revision %d of agent %s)\n", rev.Id, rev.Number, rev.AgentId)
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
@@ -288,27 +212,12 @@ type agentsStopOptions struct {
 
 func agentsStopCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsStopOptions{API: api}
-	return &cobra.Command{
-		Use:   "stop AGENT",
-		Short: "Stop an Agent (desired state stopped; the worker removes its gateway)",
-		Args:  cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Agent = args[0]
-			return runAgentsStop(ctx, opts)
-		}),
-	}
+	return verbCmd(api, "stop AGENT", "Stop an Agent (desired state stopped; the worker removes its gateway)",
+		func(ctx context.Context) error { return runAgentsStop(ctx, opts) }, &opts.Agent)
 }
 
 func runAgentsStop(ctx context.Context, opts *agentsStopOptions) error {
-	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
-	if err != nil {
-		return err
-	}
-	a, err := c.StopAgent(ctx, ns, id)
-	if err != nil {
-		return err
-	}
-	return printAgent(opts.API, a)
+	return actOn(ctx, opts.API, opts.Agent, resolveAgent, (*client.Client).StopAgent, printAgent)
 }
 
 // agentsDeleteOptions are the inputs of `occ agents delete`.
@@ -322,22 +231,14 @@ type agentsDeleteOptions struct {
 
 func agentsDeleteCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsDeleteOptions{API: api}
-	cmd := &cobra.Command{
-		Use:   "delete AGENT",
-		Short: "Delete an Agent (its gateway, revisions and service principal; --wait waits until it is gone)",
-		Args:  cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Agent = args[0]
-			return runAgentsDelete(ctx, opts)
-		}),
-	}
-	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the Agent is gone")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "how long --wait waits (0: no limit)")
+	cmd := verbCmd(api, "delete AGENT", "Delete an Agent (its gateway, revisions and service principal; --wait waits until it is gone)",
+		func(ctx context.Context) error { return runAgentsDelete(ctx, opts) }, &opts.Agent)
+	addWaitFlags(cmd, &opts.Wait, &opts.Timeout, "wait until the Agent is gone", 10*time.Minute)
 	return cmd
 }
 
 func runAgentsDelete(ctx context.Context, opts *agentsDeleteOptions) error {
-	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
+	c, ns, id, err := opts.API.target(ctx, opts.Agent, resolveAgent)
 	if err != nil {
 		return err
 	}
@@ -348,15 +249,10 @@ func runAgentsDelete(ctx context.Context, opts *agentsDeleteOptions) error {
 	if !opts.Wait {
 		return printAgent(opts.API, a)
 	}
-	fmt.Fprintf(opts.API.IO.ErrOut, "agent %s: %s\n", a.Id, a.Status)
-	wctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	if err := c.WaitAgentGone(wctx, ns, id); err != nil {
+	if err := waitFor(ctx, opts.API, "agent", a.Id, string(a.Status), opts.Timeout, func(ctx context.Context) error {
+		return c.WaitAgentGone(ctx, ns, id)
+	}); err != nil {
 		return err
 	}
-	if opts.API.json() {
-		return opts.API.printJSON(map[string]string{"id": id, "status": "gone"})
-	}
-	fmt.Fprintf(opts.API.IO.Out, "agent %s deleted\n", id)
-	return nil
+	return printGone(opts.API, "agent", id)
 }

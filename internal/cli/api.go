@@ -5,7 +5,8 @@ package cli
 // internal/client. Each command has an options struct and a run function,
 // tested against an httptest fake with captured output (GitHub CLI's
 // pattern); this file holds what they share: the global flags, the client,
-// Namespace resolution, output and error formatting.
+// Namespace resolution, output and error formatting (verbs.go holds the
+// building blocks the verbs share).
 
 import (
 	"context"

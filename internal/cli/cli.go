@@ -7,6 +7,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -83,6 +84,24 @@ func (f *serverFlags) load(cmd *cobra.Command) (*config.Config, error) {
 	return config.Load(config.Source{File: f.file, Env: os.Environ(), Flags: set})
 }
 
+// action runs fn with the loaded configuration, writing to out and
+// stopping on an interrupt or SIGTERM; a nil fn (a build without it) fails
+// with missing.
+func (f *serverFlags) action(out io.Writer, fn func(ctx context.Context, cfg *config.Config, out io.Writer) error, missing string) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		cfg, err := f.load(cmd)
+		if err != nil {
+			return err
+		}
+		if fn == nil {
+			return errors.New(missing)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return fn(ctx, cfg, out)
+	}
+}
+
 func logger(cfg *config.Config, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Logging.Level))
@@ -93,13 +112,25 @@ func logger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
+// serverCmd is a server-side command without arguments, with the
+// serverFlags f.
+func serverCmd(f *serverFlags, use, short string, runE func(*cobra.Command, []string) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: runE}
+	f.register(cmd)
+	return cmd
+}
+
+// groupCmd is a noun command holding verbs.
+func groupCmd(use, short string, verbs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short}
+	cmd.AddCommand(verbs...)
+	return cmd
+}
+
 func serveCmd(stdout io.Writer, srv Server) *cobra.Command {
-	var f serverFlags
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Run the API and the worker (embedded SQLite and local compute by default)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	f := &serverFlags{}
+	return serverCmd(f, "serve", "Run the API and the worker (embedded SQLite and local compute by default)",
+		func(cmd *cobra.Command, _ []string) error {
 			cfg, err := f.load(cmd)
 			if err != nil {
 				return err
@@ -107,98 +138,44 @@ func serveCmd(stdout io.Writer, srv Server) *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return srv.Serve(ctx, cfg, logger(cfg, os.Stderr), stdout)
-		},
-	}
-	f.register(cmd)
-	return cmd
+		})
 }
 
 func migrateCmd(srv Server) *cobra.Command {
-	var f serverFlags
-	cmd := &cobra.Command{
-		Use:   "migrate",
-		Short: "Apply database migrations and exit",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.load(cmd)
-			if err != nil {
-				return err
-			}
-			return srv.Migrate(cmd.Context(), cfg)
-		},
-	}
-	f.register(cmd)
-	return cmd
+	f := &serverFlags{}
+	return serverCmd(f, "migrate", "Apply database migrations and exit", func(cmd *cobra.Command, _ []string) error {
+		cfg, err := f.load(cmd)
+		if err != nil {
+			return err
+		}
+		return srv.Migrate(cmd.Context(), cfg)
+	})
 }
 
 func configCmd(stdout io.Writer) *cobra.Command {
-	var f serverFlags
-	validate := &cobra.Command{
-		Use:   "validate",
-		Short: "Check the installation configuration without starting",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := f.load(cmd); err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout, "configuration is valid")
-			return nil
-		},
-	}
-	f.register(validate)
-	cmd := &cobra.Command{Use: "config", Short: "Installation configuration"}
-	cmd.AddCommand(validate)
-	return cmd
+	f := &serverFlags{}
+	validate := serverCmd(f, "validate", "Check the installation configuration without starting", func(cmd *cobra.Command, _ []string) error {
+		if _, err := f.load(cmd); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "configuration is valid")
+		return nil
+	})
+	return groupCmd("config", "Installation configuration", validate)
 }
 
 func secretsCmd(stdout io.Writer, srv Server) *cobra.Command {
-	var f serverFlags
-	rotate := &cobra.Command{
-		Use:   "rotate-key",
-		Short: "Add a new primary key to the secrets keyset and re-encrypt every Secret (servers keep running)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.load(cmd)
-			if err != nil {
-				return err
-			}
-			if srv.RotateSecretsKey == nil {
-				return fmt.Errorf("this build cannot rotate the secrets key")
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return srv.RotateSecretsKey(ctx, cfg, stdout)
-		},
-	}
-	f.register(rotate)
-	cmd := &cobra.Command{Use: "secrets", Short: "Secrets at rest"}
-	cmd.AddCommand(rotate)
-	return cmd
+	f := &serverFlags{}
+	rotate := serverCmd(f, "rotate-key", "Add a new primary key to the secrets keyset and re-encrypt every Secret (servers keep running)",
+		f.action(stdout, srv.RotateSecretsKey, "this build cannot rotate the secrets key"))
+	return groupCmd("secrets", "Secrets at rest", rotate)
 }
 
 func runtimeCmd(stdout io.Writer, srv Server) *cobra.Command {
-	var f serverFlags
-	install := &cobra.Command{
-		Use:   "install",
-		Short: "Install the pinned OpenClaw and Node.js from the npm registry into the runtime directory (reused when present)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.load(cmd)
-			if err != nil {
-				return err
-			}
-			if srv.InstallRuntime == nil {
-				return fmt.Errorf("this build cannot install the agent runtime")
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return srv.InstallRuntime(ctx, cfg, stdout)
-		},
-	}
-	f.register(install)
-	cmd := &cobra.Command{Use: "runtime", Short: "The agent runtime the local compute driver runs"}
-	cmd.AddCommand(install)
-	return cmd
+	f := &serverFlags{}
+	install := serverCmd(f, "install", "Install the pinned OpenClaw and Node.js from the npm registry into the runtime directory (reused when present)",
+		f.action(stdout, srv.InstallRuntime, "this build cannot install the agent runtime"))
+	return groupCmd("runtime", "The agent runtime the local compute driver runs", install)
 }
 
 func versionCmd(stdout io.Writer, srv Server) *cobra.Command {

@@ -47,19 +47,13 @@ func bindingNames(cfg *client.Configuration) string {
 // printConfiguration writes one Configuration; the table form ends with
 // its document.
 func printConfiguration(api *apiOptions, cfg *client.Configuration) error {
-	if api.json() {
-		return api.printJSON(cfg)
-	}
-	fields := [][2]string{{"id", cfg.Id}, {"name", cfg.Name}, {"kind", string(cfg.Kind)},
-		{"generation", strconv.FormatInt(cfg.Generation, 10)}, {"secret bindings", bindingNames(cfg)}, {"updated", cfg.UpdatedAt}}
-	if cfg.ConfigurationReadError != nil {
-		fields = append(fields, [2]string{"read error", string(cfg.ConfigurationReadError.Code) + " " + cfg.ConfigurationReadError.Field})
-	}
-	if err := api.printFields(fields); err != nil {
+	err := api.printObject(cfg, func() [][2]string {
+		fields := [][2]string{{"id", cfg.Id}, {"name", cfg.Name}, {"kind", string(cfg.Kind)},
+			{"generation", strconv.FormatInt(cfg.Generation, 10)}, {"secret bindings", bindingNames(cfg)}, {"updated", cfg.UpdatedAt}}
+		return append(fields, readErrorField(cfg.ConfigurationReadError)...)
+	})
+	if err != nil || api.json() || cfg.Values == nil {
 		return err
-	}
-	if cfg.Values == nil {
-		return nil
 	}
 	doc, err := json.MarshalIndent(cfg.Values, "", "  ")
 	if err != nil {
@@ -80,18 +74,14 @@ type configurationsCreateOptions struct {
 
 func configurationsCreateCmd(api *apiOptions) *cobra.Command {
 	opts := &configurationsCreateOptions{API: api}
-	cmd := &cobra.Command{
-		Use:   "create --file FILE [--name NAME]",
-		Short: "Create a Configuration from a JSON file",
-		Long: `Create a Configuration from a JSON file ("-" reads standard input).
+	cmd := verbCmd(api, "create --file FILE [--name NAME]", "Create a Configuration from a JSON file",
+		func(ctx context.Context) error { return runConfigurationsCreate(ctx, opts) })
+	cmd.Long = `Create a Configuration from a JSON file ("-" reads standard input).
 
 The file is either the request body of the API, {"name", "kind", "values",
 "secretBindings"} (kind defaults to agent; --name overrides the name), or a
 bare native OpenClaw configuration document (an object without a "values"
-key), which then needs --name.`,
-		Args: cobra.NoArgs,
-		RunE: run(api, func(ctx context.Context, _ []string) error { return runConfigurationsCreate(ctx, opts) }),
-	}
+key), which then needs --name.`
 	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "JSON file: a create body or a bare document (- for standard input)")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the Configuration's name")
 	_ = cmd.MarkFlagRequired("file")
@@ -146,11 +136,7 @@ func runConfigurationsCreate(ctx context.Context, opts *configurationsCreateOpti
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.File, err)
 	}
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	ns, err := opts.API.namespaceID(ctx, c)
+	c, ns, err := opts.API.namespaced(ctx)
 	if err != nil {
 		return err
 	}
@@ -168,36 +154,14 @@ type configurationsListOptions struct {
 
 func configurationsListCmd(api *apiOptions) *cobra.Command {
 	opts := &configurationsListOptions{API: api}
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the Namespace's Configurations",
-		Args:  cobra.NoArgs,
-		RunE:  run(api, func(ctx context.Context, _ []string) error { return runConfigurationsList(ctx, opts) }),
-	}
+	return verbCmd(api, "list", "List the Namespace's Configurations", func(ctx context.Context) error { return runConfigurationsList(ctx, opts) })
 }
 
 func runConfigurationsList(ctx context.Context, opts *configurationsListOptions) error {
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	ns, err := opts.API.namespaceID(ctx, c)
-	if err != nil {
-		return err
-	}
-	items, err := c.ListAllConfigurations(ctx, ns)
-	if err != nil {
-		return err
-	}
-	if opts.API.json() {
-		return opts.API.printJSON(nonNil(items))
-	}
-	rows := make([][]string, 0, len(items))
-	for i := range items {
-		x := &items[i]
-		rows = append(rows, []string{x.Id, x.Name, strconv.FormatInt(x.Generation, 10), dash(bindingNames(x)), x.UpdatedAt})
-	}
-	return opts.API.printTable([]string{"ID", "NAME", "GENERATION", "SECRET BINDINGS", "UPDATED"}, rows)
+	return listIn(ctx, opts.API, (*client.Client).ListAllConfigurations,
+		[]string{"ID", "NAME", "GENERATION", "SECRET BINDINGS", "UPDATED"}, func(x *client.Configuration) []string {
+			return []string{x.Id, x.Name, strconv.FormatInt(x.Generation, 10), dash(bindingNames(x)), x.UpdatedAt}
+		})
 }
 
 // configurationsGetOptions are the inputs of `occ configurations get`.
@@ -209,33 +173,10 @@ type configurationsGetOptions struct {
 
 func configurationsGetCmd(api *apiOptions) *cobra.Command {
 	opts := &configurationsGetOptions{API: api}
-	return &cobra.Command{
-		Use:   "get CONFIGURATION",
-		Short: "Show a Configuration and its document (by ID or name)",
-		Args:  cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Configuration = args[0]
-			return runConfigurationsGet(ctx, opts)
-		}),
-	}
+	return verbCmd(api, "get CONFIGURATION", "Show a Configuration and its document (by ID or name)",
+		func(ctx context.Context) error { return runConfigurationsGet(ctx, opts) }, &opts.Configuration)
 }
 
 func runConfigurationsGet(ctx context.Context, opts *configurationsGetOptions) error {
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	ns, err := opts.API.namespaceID(ctx, c)
-	if err != nil {
-		return err
-	}
-	id, err := resolveConfiguration(ctx, c, ns, opts.Configuration)
-	if err != nil {
-		return err
-	}
-	cfg, err := c.GetConfiguration(ctx, ns, id)
-	if err != nil {
-		return err
-	}
-	return printConfiguration(opts.API, cfg)
+	return actOn(ctx, opts.API, opts.Configuration, resolveConfiguration, (*client.Client).GetConfiguration, printConfiguration)
 }

@@ -41,24 +41,23 @@ func progressLine(st *client.DeploymentStatus) string {
 
 // printDeployment writes one deployment status.
 func printDeployment(api *apiOptions, st *client.DeploymentStatus) error {
-	if api.json() {
-		return api.printJSON(st)
-	}
-	s := client.Summarize(st)
-	fields := [][2]string{{"deployment", st.DeploymentId}, {"agent", st.AgentId}, {"status", s.Status}}
-	if s.ErrorCode != "" {
-		fields = append(fields, [2]string{"error", s.ErrorCode + ": " + s.ErrorMessage})
-	}
-	if s.AttemptCode != "" {
-		fields = append(fields, [2]string{"last attempt", s.AttemptAt + " " + s.AttemptCode + ": " + s.AttemptMessage})
-	}
-	if s.NextAttemptAt != "" {
-		fields = append(fields, [2]string{"next attempt", s.NextAttemptAt})
-	}
-	for _, w := range s.Warnings {
-		fields = append(fields, [2]string{"warning", w})
-	}
-	return api.printFields(fields)
+	return api.printObject(st, func() [][2]string {
+		s := client.Summarize(st)
+		fields := [][2]string{{"deployment", st.DeploymentId}, {"agent", st.AgentId}, {"status", s.Status}}
+		if s.ErrorCode != "" {
+			fields = append(fields, [2]string{"error", s.ErrorCode + ": " + s.ErrorMessage})
+		}
+		if s.AttemptCode != "" {
+			fields = append(fields, [2]string{"last attempt", s.AttemptAt + " " + s.AttemptCode + ": " + s.AttemptMessage})
+		}
+		if s.NextAttemptAt != "" {
+			fields = append(fields, [2]string{"next attempt", s.NextAttemptAt})
+		}
+		for _, w := range s.Warnings {
+			fields = append(fields, [2]string{"warning", w})
+		}
+		return fields
+	})
 }
 
 // deploymentsGetOptions are the inputs of `occ deployments get`.
@@ -72,25 +71,13 @@ type deploymentsGetOptions struct {
 
 func deploymentsGetCmd(api *apiOptions) *cobra.Command {
 	opts := &deploymentsGetOptions{API: api}
-	return &cobra.Command{
-		Use:   "get AGENT DEPLOYMENT",
-		Short: "Show a deployment's status (DEPLOYMENT is the revision ID deploy printed)",
-		Args:  cobra.ExactArgs(2),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Agent, opts.Deployment = args[0], args[1]
-			return runDeploymentsGet(ctx, opts)
-		}),
-	}
+	return verbCmd(api, "get AGENT DEPLOYMENT", "Show a deployment's status (DEPLOYMENT is the revision ID deploy printed)",
+		func(ctx context.Context) error { return runDeploymentsGet(ctx, opts) }, &opts.Agent, &opts.Deployment)
 }
 
 func runDeploymentsGet(ctx context.Context, opts *deploymentsGetOptions) error {
-	c, ns, id, err := agentTarget(ctx, opts.API, opts.Agent)
-	if err != nil {
-		return err
-	}
-	st, err := c.GetDeployment(ctx, ns, id, opts.Deployment)
-	if err != nil {
-		return err
-	}
-	return printDeployment(opts.API, st)
+	return actOn(ctx, opts.API, opts.Agent, resolveAgent,
+		func(c *client.Client, ctx context.Context, ns, id string) (*client.DeploymentStatus, error) {
+			return c.GetDeployment(ctx, ns, id, opts.Deployment)
+		}, printDeployment)
 }

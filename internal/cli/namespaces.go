@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,22 +16,26 @@ func namespacesCmd(api *apiOptions) *cobra.Command {
 	return cmd
 }
 
-// namespaceRows are a list's table rows.
-func namespaceRows(items []client.Namespace) [][]string {
-	rows := make([][]string, 0, len(items))
-	for _, n := range items {
-		rows = append(rows, []string{n.Id, n.Name, string(n.Status), n.CreatedAt})
-	}
-	return rows
-}
-
 // printNamespace writes one Namespace.
 func printNamespace(api *apiOptions, n *client.Namespace) error {
-	if api.json() {
-		return api.printJSON(n)
+	return api.printObject(n, func() [][2]string {
+		return [][2]string{{"id", n.Id}, {"name", n.Name}, {"status", string(n.Status)},
+			{"created", n.CreatedAt}, {"updated", n.UpdatedAt}}
+	})
+}
+
+// namespaceTarget returns a client and the ID of the Namespace ref names
+// (an ID or a name).
+func namespaceTarget(ctx context.Context, api *apiOptions, ref string) (*client.Client, string, error) {
+	c, err := api.client()
+	if err != nil {
+		return nil, "", err
 	}
-	return api.printFields([][2]string{{"id", n.Id}, {"name", n.Name}, {"status", string(n.Status)},
-		{"created", n.CreatedAt}, {"updated", n.UpdatedAt}})
+	id, err := resolveNamespace(ctx, c, ref)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, id, nil
 }
 
 // namespacesListOptions are the inputs of `occ namespaces list`.
@@ -42,12 +45,7 @@ type namespacesListOptions struct {
 
 func namespacesListCmd(api *apiOptions) *cobra.Command {
 	opts := &namespacesListOptions{API: api}
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the Namespaces you may read",
-		Args:  cobra.NoArgs,
-		RunE:  run(api, func(ctx context.Context, _ []string) error { return runNamespacesList(ctx, opts) }),
-	}
+	return verbCmd(api, "list", "List the Namespaces you may read", func(ctx context.Context) error { return runNamespacesList(ctx, opts) })
 }
 
 func runNamespacesList(ctx context.Context, opts *namespacesListOptions) error {
@@ -59,10 +57,8 @@ func runNamespacesList(ctx context.Context, opts *namespacesListOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.API.json() {
-		return opts.API.printJSON(nonNil(items))
-	}
-	return opts.API.printTable([]string{"ID", "NAME", "STATUS", "CREATED"}, namespaceRows(items))
+	return printList(opts.API, items, []string{"ID", "NAME", "STATUS", "CREATED"},
+		func(n *client.Namespace) []string { return []string{n.Id, n.Name, string(n.Status), n.CreatedAt} })
 }
 
 // namespacesCreateOptions are the inputs of `occ namespaces create`.
@@ -75,17 +71,9 @@ type namespacesCreateOptions struct {
 
 func namespacesCreateCmd(api *apiOptions) *cobra.Command {
 	opts := &namespacesCreateOptions{API: api}
-	cmd := &cobra.Command{
-		Use:   "create NAME",
-		Short: "Create a Namespace (it starts provisioning; --wait waits until ready)",
-		Args:  cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Name = args[0]
-			return runNamespacesCreate(ctx, opts)
-		}),
-	}
-	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the Namespace is ready")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "how long --wait waits (0: no limit)")
+	cmd := verbCmd(api, "create NAME", "Create a Namespace (it starts provisioning; --wait waits until ready)",
+		func(ctx context.Context) error { return runNamespacesCreate(ctx, opts) }, &opts.Name)
+	addWaitFlags(cmd, &opts.Wait, &opts.Timeout, "wait until the Namespace is ready", 10*time.Minute)
 	return cmd
 }
 
@@ -99,10 +87,11 @@ func runNamespacesCreate(ctx context.Context, opts *namespacesCreateOptions) err
 		return err
 	}
 	if opts.Wait {
-		fmt.Fprintf(opts.API.IO.ErrOut, "namespace %s: %s\n", ns.Id, ns.Status)
-		wctx, cancel := withTimeout(ctx, opts.Timeout)
-		defer cancel()
-		if ns, err = c.WaitNamespace(wctx, ns.Id, client.NamespaceReady); err != nil {
+		id := ns.Id
+		if err := waitFor(ctx, opts.API, "namespace", id, string(ns.Status), opts.Timeout, func(ctx context.Context) (err error) {
+			ns, err = c.WaitNamespace(ctx, id, client.NamespaceReady)
+			return err
+		}); err != nil {
 			return err
 		}
 	}
@@ -118,23 +107,12 @@ type namespacesGetOptions struct {
 
 func namespacesGetCmd(api *apiOptions) *cobra.Command {
 	opts := &namespacesGetOptions{API: api}
-	return &cobra.Command{
-		Use:   "get NAMESPACE",
-		Short: "Show a Namespace (by ID or name)",
-		Args:  cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Namespace = args[0]
-			return runNamespacesGet(ctx, opts)
-		}),
-	}
+	return verbCmd(api, "get NAMESPACE", "Show a Namespace (by ID or name)",
+		func(ctx context.Context) error { return runNamespacesGet(ctx, opts) }, &opts.Namespace)
 }
 
 func runNamespacesGet(ctx context.Context, opts *namespacesGetOptions) error {
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	id, err := resolveNamespace(ctx, c, opts.Namespace)
+	c, id, err := namespaceTarget(ctx, opts.API, opts.Namespace)
 	if err != nil {
 		return err
 	}
@@ -156,26 +134,14 @@ type namespacesDeleteOptions struct {
 
 func namespacesDeleteCmd(api *apiOptions) *cobra.Command {
 	opts := &namespacesDeleteOptions{API: api}
-	cmd := &cobra.Command{
-		Use:   "delete NAMESPACE",
-		Short: "Delete an empty Namespace (by ID or name; --wait waits until it is gone)",
-		Args:  cobra.ExactArgs(1),
-		RunE: run(api, func(ctx context.Context, args []string) error {
-			opts.Namespace = args[0]
-			return runNamespacesDelete(ctx, opts)
-		}),
-	}
-	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "wait until the Namespace is gone")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "how long --wait waits (0: no limit)")
+	cmd := verbCmd(api, "delete NAMESPACE", "Delete an empty Namespace (by ID or name; --wait waits until it is gone)",
+		func(ctx context.Context) error { return runNamespacesDelete(ctx, opts) }, &opts.Namespace)
+	addWaitFlags(cmd, &opts.Wait, &opts.Timeout, "wait until the Namespace is gone", 10*time.Minute)
 	return cmd
 }
 
 func runNamespacesDelete(ctx context.Context, opts *namespacesDeleteOptions) error {
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	id, err := resolveNamespace(ctx, c, opts.Namespace)
+	c, id, err := namespaceTarget(ctx, opts.API, opts.Namespace)
 	if err != nil {
 		return err
 	}
@@ -186,23 +152,11 @@ func runNamespacesDelete(ctx context.Context, opts *namespacesDeleteOptions) err
 	if !opts.Wait {
 		return printNamespace(opts.API, ns)
 	}
-	fmt.Fprintf(opts.API.IO.ErrOut, "namespace %s: %s\n", ns.Id, ns.Status)
-	wctx, cancel := withTimeout(ctx, opts.Timeout)
-	defer cancel()
-	if _, err := c.WaitNamespace(wctx, id, client.NamespaceGone); err != nil {
+	if err := waitFor(ctx, opts.API, "namespace", ns.Id, string(ns.Status), opts.Timeout, func(ctx context.Context) error {
+		_, err := c.WaitNamespace(ctx, id, client.NamespaceGone)
+		return err
+	}); err != nil {
 		return err
 	}
-	if opts.API.json() {
-		return opts.API.printJSON(map[string]string{"id": id, "status": client.NamespaceGone})
-	}
-	fmt.Fprintf(opts.API.IO.Out, "namespace %s deleted\n", id)
-	return nil
-}
-
-// nonNil returns items, or an empty slice for nil (JSON [] rather than null).
-func nonNil[T any](items []T) []T {
-	if items == nil {
-		return []T{}
-	}
-	return items
+	return printGone(opts.API, "namespace", id)
 }

@@ -20,11 +20,10 @@ func resolveSecret(ctx context.Context, c *client.Client, ns, ref string) (strin
 
 // printSecret writes one Secret's metadata.
 func printSecret(api *apiOptions, s *client.Secret) error {
-	if api.json() {
-		return api.printJSON(s)
-	}
-	return api.printFields([][2]string{{"id", s.Id}, {"name", s.Name}, {"version", strconv.FormatInt(s.Version, 10)},
-		{"created", s.CreatedAt}, {"updated", s.UpdatedAt}})
+	return api.printObject(s, func() [][2]string {
+		return [][2]string{{"id", s.Id}, {"name", s.Name}, {"version", strconv.FormatInt(s.Version, 10)},
+			{"created", s.CreatedAt}, {"updated", s.UpdatedAt}}
+	})
 }
 
 // secretsCreateOptions are the inputs of `occ secrets create`.
@@ -38,15 +37,12 @@ type secretsCreateOptions struct {
 
 func secretsCreateCmd(api *apiOptions) *cobra.Command {
 	opts := &secretsCreateOptions{API: api}
-	cmd := &cobra.Command{
-		Use:   "create --name NAME --value-file FILE",
-		Short: "Create a Secret in the Namespace (the value is read from a file, never from the command line)",
-		Long: `Create a Secret in the Namespace. The value is read from --value-file ("-"
+	cmd := verbCmd(api, "create --name NAME --value-file FILE",
+		"Create a Secret in the Namespace (the value is read from a file, never from the command line)",
+		func(ctx context.Context) error { return runSecretsCreate(ctx, opts) })
+	cmd.Long = `Create a Secret in the Namespace. The value is read from --value-file ("-"
 reads standard input), without one trailing newline; it is sent once,
-encrypted at rest by the server, and never printed or returned.`,
-		Args: cobra.NoArgs,
-		RunE: run(api, func(ctx context.Context, _ []string) error { return runSecretsCreate(ctx, opts) }),
-	}
+encrypted at rest by the server, and never printed or returned.`
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the Secret's name")
 	cmd.Flags().StringVar(&opts.ValueFile, "value-file", "", "file holding the value (- for standard input)")
 	_ = cmd.MarkFlagRequired("name")
@@ -64,11 +60,7 @@ func runSecretsCreate(ctx context.Context, opts *secretsCreateOptions) error {
 	if value == "" {
 		return errors.New("the Secret's value is empty")
 	}
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	ns, err := opts.API.namespaceID(ctx, c)
+	c, ns, err := opts.API.namespaced(ctx)
 	if err != nil {
 		return err
 	}
@@ -86,33 +78,12 @@ type secretsListOptions struct {
 
 func secretsListCmd(api *apiOptions) *cobra.Command {
 	opts := &secretsListOptions{API: api}
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the Namespace's Secrets (metadata only)",
-		Args:  cobra.NoArgs,
-		RunE:  run(api, func(ctx context.Context, _ []string) error { return runSecretsList(ctx, opts) }),
-	}
+	return verbCmd(api, "list", "List the Namespace's Secrets (metadata only)", func(ctx context.Context) error { return runSecretsList(ctx, opts) })
 }
 
 func runSecretsList(ctx context.Context, opts *secretsListOptions) error {
-	c, err := opts.API.client()
-	if err != nil {
-		return err
-	}
-	ns, err := opts.API.namespaceID(ctx, c)
-	if err != nil {
-		return err
-	}
-	items, err := c.ListAllSecrets(ctx, ns)
-	if err != nil {
-		return err
-	}
-	if opts.API.json() {
-		return opts.API.printJSON(nonNil(items))
-	}
-	rows := make([][]string, 0, len(items))
-	for _, s := range items {
-		rows = append(rows, []string{s.Id, s.Name, strconv.FormatInt(s.Version, 10), s.UpdatedAt})
-	}
-	return opts.API.printTable([]string{"ID", "NAME", "VERSION", "UPDATED"}, rows)
+	return listIn(ctx, opts.API, (*client.Client).ListAllSecrets, []string{"ID", "NAME", "VERSION", "UPDATED"},
+		func(s *client.Secret) []string {
+			return []string{s.Id, s.Name, strconv.FormatInt(s.Version, 10), s.UpdatedAt}
+		})
 }
