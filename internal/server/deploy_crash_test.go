@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
+	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -60,16 +62,19 @@ type deployCrash struct {
 	seq    int
 
 	mu        sync.Mutex
-	agents    map[string]bool              // created (201)
-	deleted   map[string]bool              // DELETE answered 202
-	deploys   map[string]string            // revision → Agent, deploy answered 202
-	revisions map[string]string            // revision → its GET body, first seen
-	terminal  map[string]string            // revision → "status/code", first seen terminal
+	agents    map[string]bool   // created (201)
+	sps       map[string]string // Agent → its service principal
+	granted   map[string]bool   // the Agent's principal may operate the Secret
+	deleted   map[string]bool   // DELETE answered 202
+	tried     map[string]bool   // DELETE sent (its answer may be lost to the kill)
+	deploys   map[string]string // revision → Agent, deploy answered 202
+	revisions map[string]string // revision → its GET body, first seen
+	terminal  map[string]string // revision → "status/code", first seen terminal
 }
 
 func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
 	w := &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: t.TempDir(), logDir: t.TempDir()},
-		fake: fake, agents: map[string]bool{}, deleted: map[string]bool{}, deploys: map[string]string{},
+		fake: fake, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, deploys: map[string]string{},
 		revisions: map[string]string{}, terminal: map[string]string{}}
 	t.Cleanup(w.killGateways)
 	p := w.startOCC()
@@ -180,25 +185,36 @@ func (w *deployCrash) newAgent(p *occProc) (string, error) {
 	}
 	id, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
 	w.mu.Lock()
-	w.agents[id] = true
+	w.agents[id], w.sps[id] = true, sp
 	w.mu.Unlock()
-	r, err = p.do("POST", "/namespaces/"+w.ns+"/iam/bindings", map[string]any{"principalId": sp, "roleId": w.role})
-	if err != nil {
-		return id, err
-	}
-	if r.Status != 201 {
-		return id, fmt.Errorf("grant = %d %v", r.Status, r.Body)
-	}
-	return id, nil
+	return id, w.grant(p, id)
 }
 
-// live lists the Agents created and not deleted.
+// grant binds the role to the Agent's principal.
+func (w *deployCrash) grant(p *occProc, agt string) error {
+	w.mu.Lock()
+	sp := w.sps[agt]
+	w.mu.Unlock()
+	r, err := p.do("POST", "/namespaces/"+w.ns+"/iam/bindings", map[string]any{"principalId": sp, "roleId": w.role})
+	if err != nil {
+		return err
+	}
+	if r.Status != 201 {
+		return fmt.Errorf("grant = %d %v", r.Status, r.Body)
+	}
+	w.mu.Lock()
+	w.granted[agt] = true
+	w.mu.Unlock()
+	return nil
+}
+
+// live lists the Agents created, granted and not deleted.
 func (w *deployCrash) live() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
 	for id := range w.agents {
-		if !w.deleted[id] {
+		if !w.deleted[id] && w.granted[id] {
 			out = append(out, id)
 		}
 	}
@@ -211,12 +227,20 @@ func (w *deployCrash) live() []string {
 // SIGKILLs occ at a random moment of it.
 func (w *deployCrash) burst(p *occProc, round int) string {
 	const clients, handful = 4, 5
+	// Grants lost to the last kill.
+	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
+		if !w.granted[agt] && !w.deleted[agt] {
+			if err := w.grant(p, agt); err != nil {
+				w.t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
 	for len(w.live()) < handful {
 		if _, err := w.newAgent(p); err != nil {
 			w.t.Fatalf("round %d: %v", round, err)
 		}
 	}
-	killAfter := time.Duration(rand.IntN(700)) * time.Millisecond
+	killAfter := time.Duration(rand.IntN(500)) * time.Millisecond
 	killed := make(chan struct{})
 	var counts sync.Map // op → count answered
 	count := func(op string) {
@@ -254,6 +278,9 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 					op, method, path = "stop", "POST", base+"/stop"
 				default:
 					op, method, path = "delete", "DELETE", base
+					w.mu.Lock()
+					w.tried[agt] = true
+					w.mu.Unlock()
 				}
 				r, err := p.do(method, path, nil)
 				if err != nil {
@@ -283,8 +310,8 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 		})
 	}
 	time.Sleep(killAfter)
-	p.kill()
 	close(killed)
+	p.kill()
 	wg.Wait()
 	close(errs)
 	lost := 0
@@ -317,7 +344,8 @@ func (w *deployCrash) pending(p *occProc) []string {
 	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
 		r := p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt, nil)
 		switch {
-		case r.Status == 404 && w.deleted[agt]:
+		case r.Status == 404 && w.tried[agt]:
+			w.deleted[agt] = true // a deletion admitted whose answer the kill lost
 			continue
 		case r.Status != 200:
 			w.t.Fatalf("GET agent %s = %d %v", agt, r.Status, r.Body)
@@ -336,6 +364,9 @@ func (w *deployCrash) pending(p *occProc) []string {
 			continue // the Agent is gone, with its revisions
 		}
 		r := p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt+"/deployments/"+rev, nil)
+		if r.Status == 404 && w.tried[agt] {
+			continue // deleted since the Agent was read
+		}
 		if r.Status != 200 {
 			w.t.Fatalf("GET deployment %s of %s = %d %v", rev, agt, r.Status, r.Body)
 		}
@@ -344,7 +375,7 @@ func (w *deployCrash) pending(p *occProc) []string {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, w.unfinishedJobs()...)
+		out = append(out, w.liveJobs()...)
 	}
 	return out
 }
@@ -524,4 +555,43 @@ func (w *deployCrash) killGateways() {
 			}
 		}
 	}
+}
+
+// liveJobs lists River jobs that are not finalized (completed, cancelled —
+// a superseded deployment's job — or discarded), read straight from the
+// database the server uses.
+func (w *deployCrash) liveJobs() []string {
+	t := w.t
+	t.Helper()
+	dbURL := w.dbURL
+	if dbURL == "" {
+		dbURL = "sqlite://" + filepath.Join(w.dataDir, "occ.db")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.DB().QueryContext(ctx,
+		`SELECT id, kind, state, attempt FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded') ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id int64
+		var kind, state string
+		var attempt int
+		if err := rows.Scan(&id, &kind, &state, &attempt); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("job %d %s %s attempt %d", id, kind, state, attempt))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
