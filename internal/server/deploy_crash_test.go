@@ -67,6 +67,7 @@ type deployCrash struct {
 	granted   map[string]bool   // the Agent's principal may operate the Secret
 	deleted   map[string]bool   // DELETE answered 202
 	tried     map[string]bool   // DELETE sent (its answer may be lost to the kill)
+	gone      map[string]bool   // seen 404 after a restart (stays so: not asked again)
 	deploys   map[string]string // revision → Agent, deploy answered 202
 	revisions map[string]string // revision → its GET body, first seen
 	terminal  map[string]string // revision → "status/code", first seen terminal
@@ -74,7 +75,7 @@ type deployCrash struct {
 
 func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
 	w := &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: t.TempDir(), logDir: t.TempDir()},
-		fake: fake, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, deploys: map[string]string{},
+		fake: fake, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, gone: map[string]bool{}, deploys: map[string]string{},
 		revisions: map[string]string{}, terminal: map[string]string{}}
 	t.Cleanup(w.killGateways)
 	p := w.startOCC()
@@ -342,6 +343,9 @@ func (w *deployCrash) pending(p *occProc) []string {
 	var out []string
 	agents := map[string]map[string]any{}
 	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
+		if w.gone[agt] {
+			continue
+		}
 		r := p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt, nil)
 		switch {
 		case r.Status == 404 && w.tried[agt]:
@@ -464,7 +468,10 @@ func (w *deployCrash) check(p *occProc) {
 	procs := w.scanDuplicates()
 	agentsDir := filepath.Join(w.dataDir, "compute", "namespaces", w.ns, "agents")
 	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
-		r := p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt, nil)
+		r := resp{Status: 404}
+		if !w.gone[agt] {
+			r = p.must("GET", "/namespaces/"+w.ns+"/agents/"+agt, nil)
+		}
 		if r.Status == 404 {
 			if !w.deleted[agt] {
 				t.Errorf("Agent %s is gone but its deletion was never admitted", agt)
@@ -475,6 +482,7 @@ func (w *deployCrash) check(p *occProc) {
 			if dirExists(t, filepath.Join(agentsDir, agt)) {
 				t.Errorf("deleted Agent %s still has its directory", agt)
 			}
+			w.gone[agt] = true
 			continue
 		}
 		if r.Status != 200 {
@@ -510,6 +518,9 @@ func (w *deployCrash) check(p *occProc) {
 	// Deployments stay terminal with the same result; revisions never change.
 	for _, rev := range slices.Sorted(maps.Keys(w.deploys)) {
 		agt := w.deploys[rev]
+		if w.gone[agt] {
+			continue
+		}
 		base := "/namespaces/" + w.ns + "/agents/" + agt
 		d := p.must("GET", base+"/deployments/"+rev, nil)
 		if d.Status == 404 {
