@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -407,47 +405,10 @@ func (w *deployCrash) settle(p *occProc) time.Duration {
 	}
 }
 
-// gateways maps Agent ID → pid → command line of every live process whose
-// environment or command line names an Agent state directory of this data
-// directory.
+// gateways maps Agent ID → pid → command line of the gateway processes of
+// this data directory.
 func (w *deployCrash) gateways() map[string]map[string]string {
-	prefix := filepath.Join(w.dataDir, "compute", "namespaces") + "/"
-	out := map[string]map[string]string{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		dir := filepath.Join("/proc", e.Name())
-		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(stat, ')'); i < 0 || len(stat) < i+3 || stat[i+2] == 'Z' || stat[i+2] == 'X' {
-			continue
-		}
-		environ, _ := os.ReadFile(filepath.Join(dir, "environ"))
-		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
-		for _, field := range bytes.Split(append(append(environ, 0), cmdline...), []byte{0}) {
-			s := string(field)
-			s = strings.TrimPrefix(s, "OPENCLAW_STATE_DIR=")
-			rest, ok := strings.CutPrefix(s, prefix)
-			if !ok || !strings.HasSuffix(rest, "/state") {
-				continue
-			}
-			// <ns>/agents/<agt>/state
-			parts := strings.Split(rest, "/")
-			if len(parts) != 4 || parts[1] != "agents" {
-				continue
-			}
-			if out[parts[2]] == nil {
-				out[parts[2]] = map[string]string{}
-			}
-			out[parts[2]][e.Name()] = strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " ")
-			break
-		}
-	}
-	return out
+	return gatewayProcs(filepath.Join(w.dataDir, "compute", "namespaces"))
 }
 
 // scanDuplicates fails the test when any Agent has two gateway processes.
@@ -559,13 +520,7 @@ func (w *deployCrash) check(p *occProc) {
 // killGateways SIGKILLs the gateways left under this test's data directory
 // (occ leaves Agents running when it stops).
 func (w *deployCrash) killGateways() {
-	for _, procs := range w.gateways() {
-		for pid := range procs {
-			if n, err := strconv.Atoi(pid); err == nil {
-				_ = syscall.Kill(n, syscall.SIGKILL)
-			}
-		}
-	}
+	killGatewayProcs(filepath.Join(w.dataDir, "compute", "namespaces"))
 }
 
 // liveJobs lists River jobs that are not finalized (completed, cancelled —
