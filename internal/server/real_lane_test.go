@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway"
 	ocruntime "github.com/openclaw/occ/internal/runtime"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -183,9 +185,9 @@ func (w *realWorld) waitDeployment(agent, rev string, timeout time.Duration) (ma
 		if s := d["status"]; s == "succeeded" || s == "failed" {
 			return d, time.Now()
 		}
-		if p := toJSON(d["progress"]); p != last {
-			t.Logf("deployment %s: %v, progress %s", rev, d["status"], p)
-			last = p
+		if p, _ := d["progress"].(map[string]any); p != nil && toJSON(p["lastAttempt"]) != last {
+			last = toJSON(p["lastAttempt"])
+			t.Logf("deployment %s: %v, last attempt %s", rev, d["status"], last)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("deployment %s not terminal after %s: %v", rev, timeout, d)
@@ -224,7 +226,7 @@ func (w *realWorld) lifecycle(canary string) {
 	ready := watchReadyz(t, dir)
 	requestedAt := time.Now()
 	rev1, admitted := w.deploy(agent)
-	st, succeededAt := w.waitDeployment(agent, rev1, 4*time.Minute)
+	st, succeededAt := w.waitDeployment(agent, rev1, 330*time.Second)
 	if st["status"] != "succeeded" || st["error"] != nil {
 		w.dumpAgent(dir)
 		t.Fatalf("first deployment = %v", st)
@@ -258,6 +260,14 @@ func (w *realWorld) lifecycle(canary string) {
 	procs := processesWithEnv(t, "OPENCLAW_STATE_DIR="+stateDir)
 	t.Logf("gateway pid %d on port %d; its %d processes use %d MB RSS", run1.PID, run1.Port, len(procs), rssKB(procs)/1024)
 
+	// Asked again, the gateway reports the configured credential as
+	// accepted by the provider (the fake's answer is a valid completion).
+	probe := probeModel(t, ep)
+	if probe.Status != "ok" {
+		t.Fatalf("models.probe fakeprov = %+v, want status ok", probe)
+	}
+	t.Logf("models.probe fakeprov on the running gateway: %s in %d ms", probe.Status, probe.LatencyMs)
+
 	// The workspace holds the initial file byte for byte; no Secret value
 	// is anywhere under the Agent's directory.
 	checkWorkspaceFile(t, dir, initial)
@@ -289,7 +299,7 @@ func (w *realWorld) lifecycle(canary string) {
 	ready = watchReadyz(t, dir)
 	requestedAt = time.Now()
 	rev2, admitted := w.deploy(agent)
-	st, succeededAt = w.waitDeployment(agent, rev2, 4*time.Minute)
+	st, succeededAt = w.waitDeployment(agent, rev2, 330*time.Second)
 	if st["status"] != "succeeded" {
 		w.dumpAgent(dir)
 		t.Fatalf("second deployment = %v", st)
@@ -341,15 +351,17 @@ func (w *realWorld) rejectedCredential() {
 	agent, _ := w.newAgent("bad-key", "sk-bad", nil)
 	ref := compute.AgentRef{NamespaceID: w.ns, AgentID: agent}
 	dir := w.drv.AgentDir(ref)
+	ready := watchReadyz(t, dir)
 	requestedAt := time.Now()
-	rev, _ := w.deploy(agent)
-	st, at := w.waitDeployment(agent, rev, 4*time.Minute)
+	rev, admitted := w.deploy(agent)
+	st, at := w.waitDeployment(agent, rev, 330*time.Second)
 	er, _ := st["error"].(map[string]any)
 	if st["status"] != "failed" || er["code"] != "RUNTIME_AUTHENTICATION_FAILED" {
 		w.dumpAgent(dir)
 		t.Fatalf("deployment with a rejected key = %v; provider saw %v", st, w.prov.requests())
 	}
-	t.Logf("rejected key: failed with %v %s after the deploy request (%q)", er["code"], at.Sub(requestedAt).Round(time.Millisecond), er["message"])
+	w.report("rejected key", rev, requestedAt, admitted, ready(), at)
+	t.Logf("rejected key: failed with %v (%q)", er["code"], er["message"])
 	if w.prov.count("Bearer sk-bad") == 0 {
 		t.Errorf("the provider never saw the rejected key: %v", w.prov.requests())
 	}
@@ -357,7 +369,8 @@ func (w *realWorld) rejectedCredential() {
 		t.Fatalf("agent after a failed first deployment = %v", g)
 	}
 	_, running := w.drv.GatewayEndpoint(t.Context(), ref)
-	t.Logf("after the failure the Agent's gateway process is running: %v", running)
+	t.Logf("after the failure: desiredRuntimeState %v, the Agent's gateway process running: %v",
+		w.agentGET(agent).data()["desiredRuntimeState"], running)
 
 	if r := e.call("DELETE", w.path("/agents/"+agent), e.admin, nil); r.Status != 202 {
 		t.Fatalf("delete = %d %v", r.Status, r.Body)
@@ -372,7 +385,7 @@ func (w *realWorld) rejectedCredential() {
 }
 
 // report logs where the time of one deployment went.
-func (w *realWorld) report(what, rev string, requested, admitted, readyz, succeeded time.Time) {
+func (w *realWorld) report(what, rev string, requested, admitted, readyz, terminal time.Time) {
 	t := w.t
 	calls := w.drv.prepares(rev)
 	if len(calls) == 0 {
@@ -392,16 +405,47 @@ func (w *realWorld) report(what, rev string, requested, admitted, readyz, succee
 		}
 	}
 	if !readyz.IsZero() {
-		fmt.Fprintf(&b, "  /readyz 200 → ready PrepareRevision begins: %s\n", ms(last.start.Sub(readyz)))
+		fmt.Fprintf(&b, "  /readyz 200 → last PrepareRevision begins:  %s\n", ms(last.start.Sub(readyz)))
 	}
-	fmt.Fprintf(&b, "  ready PrepareRevision (probes, models.probe, health): %s\n", ms(last.end.Sub(last.start)))
-	fmt.Fprintf(&b, "  ready PrepareRevision → succeeded seen:     %s (polled every 50 ms)\n", ms(succeeded.Sub(last.end)))
-	fmt.Fprintf(&b, "  deploy request → succeeded seen:            %s\n", ms(succeeded.Sub(requested)))
+	fmt.Fprintf(&b, "  last PrepareRevision (probes, models.probe, health): %s\n", ms(last.end.Sub(last.start)))
+	fmt.Fprintf(&b, "  last PrepareRevision → terminal seen:       %s (polled every 50 ms)\n", ms(terminal.Sub(last.end)))
+	fmt.Fprintf(&b, "  deploy request → terminal seen:             %s\n", ms(terminal.Sub(requested)))
+	if log, err := os.ReadFile(filepath.Join(w.drv.AgentDir(compute.AgentRef{NamespaceID: w.ns, AgentID: calls[0].agent}), "gateway.log")); err == nil {
+		for _, m := range gatewayLogTimes.FindAllStringSubmatch(string(log), -1) {
+			fmt.Fprintf(&b, "  gateway log: %s\n", m[0])
+		}
+	}
+	for _, r := range w.prov.requests() {
+		if !r.at.Before(last.start) && !r.at.After(last.end) {
+			fmt.Fprintf(&b, "  provider request at +%s into the last PrepareRevision: %s\n", ms(r.at.Sub(last.start)), r.line)
+		}
+	}
 	for i, c := range calls {
 		fmt.Fprintf(&b, "    call %d at +%s took %s: ready=%v pending=%q failure=%v err=%v\n", i+1, ms(c.start.Sub(admitted)), ms(c.end.Sub(c.start)),
 			c.ready.Ready, c.ready.PendingReason, c.ready.RuntimeFailure != nil, c.err)
 	}
 	t.Log(b.String())
+}
+
+// gatewayLogTimes finds the gateway's own timings in its log: how long
+// start-up took until the HTTP server listened, and each models.probe.
+var gatewayLogTimes = regexp.MustCompile(`http server listening \([^;)]*; [0-9.]+s\)|res [^ ]+ models\.probe [0-9]+ms`)
+
+// probeModel asks the Agent's running gateway to probe the fake provider.
+func probeModel(t *testing.T, ep compute.Endpoint) gateway.ModelProbe {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c, err := gateway.Dial(ctx, gateway.Options{URL: ep.URL, Token: ep.Token, CallTimeout: 2 * time.Minute})
+	if err != nil {
+		t.Fatalf("dial the gateway: %v", err)
+	}
+	defer c.Close()
+	p, err := c.ProbeModel(ctx, "fakeprov")
+	if err != nil {
+		t.Fatalf("models.probe fakeprov: %v (%+v)", err, p)
+	}
+	return p
 }
 
 // dumpAgent logs the gateway's console and run.json (a failure's evidence).
@@ -477,7 +521,7 @@ type timedDriver struct {
 }
 
 type prepareCall struct {
-	rev        string
+	agent, rev string
 	start, end time.Time
 	ready      compute.Readiness
 	err        error
@@ -487,7 +531,7 @@ func (d *timedDriver) PrepareRevision(ctx context.Context, spec compute.Revision
 	start := time.Now()
 	r, err := d.Driver.PrepareRevision(ctx, spec)
 	d.mu.Lock()
-	d.calls = append(d.calls, prepareCall{rev: spec.RevisionID, start: start, end: time.Now(), ready: r, err: err})
+	d.calls = append(d.calls, prepareCall{agent: spec.AgentID, rev: spec.RevisionID, start: start, end: time.Now(), ready: r, err: err})
 	d.mu.Unlock()
 	return r, err
 }
@@ -583,7 +627,13 @@ func recordText(r slog.Record) string {
 type fakeProvider struct {
 	*httptest.Server
 	mu   sync.Mutex
-	seen []string // "METHOD PATH AUTH [stream]"
+	seen []providerRequest
+}
+
+// providerRequest is one request the fake provider answered.
+type providerRequest struct {
+	at   time.Time
+	line string // "METHOD PATH AUTHORIZATION [stream] → STATUS"
 }
 
 func startFakeProvider(t *testing.T) *fakeProvider {
@@ -605,11 +655,15 @@ func (p *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
 	if req.Stream {
 		line += " stream"
 	}
-	p.mu.Lock()
-	p.seen = append(p.seen, line)
-	p.mu.Unlock()
+	status := http.StatusOK
+	defer func() {
+		p.mu.Lock()
+		p.seen = append(p.seen, providerRequest{at: time.Now(), line: line + " → " + strconv.Itoa(status)})
+		p.mu.Unlock()
+	}()
 
 	if auth != "Bearer sk-good" {
+		status = http.StatusUnauthorized
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
@@ -645,21 +699,24 @@ func (p *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
 			"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 		_, _ = w.Write(b)
 	default:
+		status = http.StatusNotFound
 		http.NotFound(w, r)
 	}
 }
 
-func (p *fakeProvider) requests() []string {
+func (p *fakeProvider) requests() []providerRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]string(nil), p.seen...)
+	return append([]providerRequest(nil), p.seen...)
 }
+
+func (r providerRequest) String() string { return r.at.Format("15:04:05.000") + " " + r.line }
 
 // count returns how many requests carried the Authorization value.
 func (p *fakeProvider) count(auth string) int {
 	n := 0
-	for _, s := range p.requests() {
-		if strings.Contains(s, " "+auth) {
+	for _, r := range p.requests() {
+		if strings.Contains(r.line, " "+auth+" ") {
 			n++
 		}
 	}
@@ -789,7 +846,6 @@ func rssKB(pids []int) int {
 	}
 	return total
 }
-
 
 // checkWorkspaceFile checks the workspace AGENTS.md byte for byte.
 func checkWorkspaceFile(t *testing.T, dir, want string) {
