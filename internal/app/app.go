@@ -39,6 +39,7 @@ type Options struct {
 	Presets                  []PresetTemplate // installation-wide Presets, seeded into every Namespace
 	ComputeDriver            string           // local | ssh | docker | kubernetes
 	WorkspaceDefaultsID      string           // SHA-256 identity of the pinned runtime's default workspace files
+	Gateways                 GatewayEndpoint  // finds a running Agent's gateway (live workspace files)
 	// BackendClient issues service account credentials; nil means the
 	// HTTP client of package backends.
 	BackendClient backends.Client

@@ -16,13 +16,20 @@ type Appender interface {
 	InsertAuditEvent(ctx context.Context, e occ.AuditEvent) error
 }
 
-// Append redacts e's details, fills its ID and time, and writes it.
+// Append redacts e's details, fills its ID, time, request ID and (when
+// unset) kind mutation and outcome success, and writes it.
 func Append(ctx context.Context, to Appender, e occ.AuditEvent) error {
 	if e.ID == "" {
 		e.ID = occ.NewID(occ.PrefixAudit)
 	}
 	if e.OccurredAt.IsZero() {
 		e.OccurredAt = time.Now()
+	}
+	if e.Kind == "" {
+		e.Kind = occ.AuditMutation
+	}
+	if e.Outcome == "" {
+		e.Outcome = occ.OutcomeSuccess
 	}
 	if e.Details == nil {
 		e.Details = map[string]any{}

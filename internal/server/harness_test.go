@@ -60,6 +60,9 @@ func boot(t *testing.T, dbURL string, driver compute.Driver, opts ...func(*serve
 	if err != nil {
 		t.Fatal(err)
 	}
+	if driver == nil {
+		cfg.Compute.GatewayCommand = fakeGatewayBinary(t)
+	}
 	m := &server.Main{Config: cfg, Driver: driver, Out: io.Discard,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {

@@ -325,7 +325,8 @@ func (f *fixtures) get(name string) string {
 		ns := f.made["namespaceId"]
 		secret := f.get("secretId")
 		r := e.call("POST", "/namespaces/"+ns+"/agents", e.admin, map[string]any{"name": "fx-" + occ.NewUUID()[:8], "configurationId": f.get("configurationId"),
-			"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": secret}}})
+			"harnessAuth":           map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": secret}},
+			"initialWorkspaceFiles": map[string]any{"AGENTS.md": "Fixture instructions.\n"}})
 		if r.Status != 201 {
 			e.t.Fatalf("fixture agentId: %d %v", r.Status, r.Body)
 		}
@@ -333,6 +334,18 @@ func (f *fixtures) get(name string) string {
 		role := create("/namespaces/"+ns+"/iam/roles", map[string]any{"name": "fx-" + occ.NewUUID()[:8], "permissions": []string{"secret:operate"}})
 		create("/namespaces/"+ns+"/iam/bindings", map[string]any{"principalId": r.data()["servicePrincipalId"], "roleId": role,
 			"target": map[string]any{"kind": "secret", "id": secret}})
+		if strings.Contains(f.made["_route"], "/workspace/") {
+			// Live workspace routes need a running gateway: deploy it.
+			dep := e.call("POST", "/namespaces/"+ns+"/agents/"+v+"/deploy", e.admin, nil)
+			if dep.Status != 202 {
+				e.t.Fatalf("fixture deploy: %d %v", dep.Status, dep.Body)
+			}
+			waitFor(e.t, "the fixture Agent running", func() bool {
+				return e.call("GET", "/namespaces/"+ns+"/agents/"+v, e.admin, nil).data()["activeRevisionId"] != nil
+			})
+		}
+	case "name":
+		v = "AGENTS.md"
 	case "revisionId":
 		v = insertRevision(e, f.made["namespaceId"], f.get("agentId"), f.get("configurationId"))
 	case "keyId":

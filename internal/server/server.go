@@ -127,7 +127,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if m.app, err = app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver,
 		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
-		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg)}); err != nil {
+		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(driver)}); err != nil {
 		return err
 	}
 	if working {
@@ -219,7 +219,7 @@ func (m *Main) serveAPI(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
-		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes},
+		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes, "putWorkspaceFile": cfg.Limits.WorkspaceFileBodyBytes},
 		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
 		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D()})
@@ -331,4 +331,16 @@ func (l logLines) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// gatewaysOf finds a running Agent's gateway through the compute driver.
+func gatewaysOf(d compute.Driver) app.GatewayEndpoint {
+	rd, ok := d.(compute.RevisionDriver)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, nsID, agentID string) (string, string, bool) {
+		ep, ok := rd.GatewayEndpoint(ctx, compute.AgentRef{NamespaceID: nsID, AgentID: agentID})
+		return ep.URL, ep.Token, ok
+	}
 }

@@ -519,6 +519,30 @@ func (e TargetKind) Valid() bool {
 	}
 }
 
+// Defines values for WorkspaceFileName.
+const (
+	AGENTSMd   WorkspaceFileName = "AGENTS.md"
+	IDENTITYMd WorkspaceFileName = "IDENTITY.md"
+	SOULMd     WorkspaceFileName = "SOUL.md"
+	USERMd     WorkspaceFileName = "USER.md"
+)
+
+// Valid indicates whether the value is a known member of the WorkspaceFileName enum.
+func (e WorkspaceFileName) Valid() bool {
+	switch e {
+	case AGENTSMd:
+		return true
+	case IDENTITYMd:
+		return true
+	case SOULMd:
+		return true
+	case USERMd:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListAuditEventsParamsKind.
 const (
 	ListAuditEventsParamsKindAccess              ListAuditEventsParamsKind = "access"
@@ -1441,6 +1465,35 @@ type Version struct {
 	Version         string `json:"version"`
 }
 
+// WorkspaceFileContent defines model for WorkspaceFileContent.
+type WorkspaceFileContent struct {
+	Content string `json:"content"`
+	Name    string `json:"name"`
+}
+
+// WorkspaceFileEnvelope defines model for WorkspaceFileEnvelope.
+type WorkspaceFileEnvelope struct {
+	Data WorkspaceFileContent `json:"data"`
+	Meta Meta                 `json:"meta"`
+}
+
+// WorkspaceFileWrite Example: {"content":"You are a support assistant.\n"}
+type WorkspaceFileWrite struct {
+	Content string `json:"content"`
+}
+
+// WorkspaceFileWritten defines model for WorkspaceFileWritten.
+type WorkspaceFileWritten struct {
+	Name string `json:"name"`
+	Size int    `json:"size"`
+}
+
+// WorkspaceFileWrittenEnvelope defines model for WorkspaceFileWrittenEnvelope.
+type WorkspaceFileWrittenEnvelope struct {
+	Data WorkspaceFileWritten `json:"data"`
+	Meta Meta                 `json:"meta"`
+}
+
 // WorkspaceFiles Initial contents of AGENTS.md, SOUL.md, IDENTITY.md and USER.md (each at most 16 KiB of UTF-8).
 type WorkspaceFiles struct {
 	AGENTSMd   *string `json:"AGENTS.md,omitempty"`
@@ -1499,6 +1552,9 @@ type ServiceAccountId = string
 
 // ServicePrincipalId defines model for ServicePrincipalId.
 type ServicePrincipalId = string
+
+// WorkspaceFileName defines model for WorkspaceFileName.
+type WorkspaceFileName string
 
 // Error defines model for Error.
 type Error = ErrorBody
@@ -1845,6 +1901,9 @@ type CreateAgentJSONRequestBody = AgentCreate
 // UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
 type UpdateAgentJSONRequestBody = AgentPatch
 
+// PutWorkspaceFileJSONRequestBody defines body for PutWorkspaceFile for application/json ContentType.
+type PutWorkspaceFileJSONRequestBody = WorkspaceFileWrite
+
 // CreateConfigurationJSONRequestBody defines body for CreateConfiguration for application/json ContentType.
 type CreateConfigurationJSONRequestBody = ConfigurationCreate
 
@@ -2027,6 +2086,12 @@ type ServerInterface interface {
 	// StopAgent Set the desired state to stopped; the worker removes execution and routing (repeating is safe)
 	// (POST /namespaces/{namespaceId}/agents/{agentId}/stop)
 	StopAgent(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params StopAgentParams)
+	// GetWorkspaceFile Read a file of the Agent's live workspace through its gateway
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name})
+	GetWorkspaceFile(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName)
+	// PutWorkspaceFile Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	// (PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name})
+	PutWorkspaceFile(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName)
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, params ListNamespaceAuditEventsParams)
@@ -3985,6 +4050,94 @@ func (siw *ServerInterfaceWrapper) StopAgent(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StopAgent(w, r, namespaceId, agentId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetWorkspaceFile operation middleware
+func (siw *ServerInterfaceWrapper) GetWorkspaceFile(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "name" -------------
+	var name WorkspaceFileName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", r.PathValue("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetWorkspaceFile(w, r, namespaceId, agentId, name)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PutWorkspaceFile operation middleware
+func (siw *ServerInterfaceWrapper) PutWorkspaceFile(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "name" -------------
+	var name WorkspaceFileName
+
+	err = runtime.BindStyledParameterWithOptions("simple", "name", r.PathValue("name"), &name, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "name", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PutWorkspaceFile(w, r, namespaceId, agentId, name)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6206,6 +6359,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.DeleteCredentialSource)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.GetCredentialSource)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.UpdateCredentialSource)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name}", wrapper.GetWorkspaceFile)
+	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name}", wrapper.PutWorkspaceFile)
 
 	return m
 }
@@ -8187,6 +8342,89 @@ func (response StopAgentdefaultJSONResponse) VisitStopAgentResponse(w http.Respo
 	return err
 }
 
+type GetWorkspaceFileRequestObject struct {
+	NamespaceId NamespaceId       `json:"namespaceId"`
+	AgentId     AgentId           `json:"agentId"`
+	Name        WorkspaceFileName `json:"name"`
+}
+
+type GetWorkspaceFileResponseObject interface {
+	VisitGetWorkspaceFileResponse(w http.ResponseWriter) error
+}
+
+type GetWorkspaceFile200JSONResponse WorkspaceFileEnvelope
+
+func (response GetWorkspaceFile200JSONResponse) VisitGetWorkspaceFileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWorkspaceFiledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetWorkspaceFiledefaultJSONResponse) VisitGetWorkspaceFileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceFileRequestObject struct {
+	NamespaceId NamespaceId       `json:"namespaceId"`
+	AgentId     AgentId           `json:"agentId"`
+	Name        WorkspaceFileName `json:"name"`
+	Body        *PutWorkspaceFileJSONRequestBody
+}
+
+type PutWorkspaceFileResponseObject interface {
+	VisitPutWorkspaceFileResponse(w http.ResponseWriter) error
+}
+
+type PutWorkspaceFile200JSONResponse WorkspaceFileWrittenEnvelope
+
+func (response PutWorkspaceFile200JSONResponse) VisitPutWorkspaceFileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PutWorkspaceFiledefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response PutWorkspaceFiledefaultJSONResponse) VisitPutWorkspaceFileResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListNamespaceAuditEventsRequestObject struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	Params      ListNamespaceAuditEventsParams
@@ -10091,6 +10329,12 @@ type StrictServerInterface interface {
 	// StopAgent Set the desired state to stopped; the worker removes execution and routing (repeating is safe)
 	// (POST /namespaces/{namespaceId}/agents/{agentId}/stop)
 	StopAgent(ctx context.Context, request StopAgentRequestObject) (StopAgentResponseObject, error)
+	// GetWorkspaceFile Read a file of the Agent's live workspace through its gateway
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name})
+	GetWorkspaceFile(ctx context.Context, request GetWorkspaceFileRequestObject) (GetWorkspaceFileResponseObject, error)
+	// PutWorkspaceFile Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	// (PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name})
+	PutWorkspaceFile(ctx context.Context, request PutWorkspaceFileRequestObject) (PutWorkspaceFileResponseObject, error)
 
 	// (GET /namespaces/{namespaceId}/audit-events)
 	ListNamespaceAuditEvents(ctx context.Context, request ListNamespaceAuditEventsRequestObject) (ListNamespaceAuditEventsResponseObject, error)
@@ -11579,6 +11823,69 @@ func (sh *strictHandler) StopAgent(w http.ResponseWriter, r *http.Request, names
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StopAgentResponseObject); ok {
 		if err := validResponse.VisitStopAgentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetWorkspaceFile operation middleware
+func (sh *strictHandler) GetWorkspaceFile(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName) {
+	var request GetWorkspaceFileRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.Name = name
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWorkspaceFile(ctx, request.(GetWorkspaceFileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWorkspaceFile")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetWorkspaceFileResponseObject); ok {
+		if err := validResponse.VisitGetWorkspaceFileResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PutWorkspaceFile operation middleware
+func (sh *strictHandler) PutWorkspaceFile(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName) {
+	var request PutWorkspaceFileRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.Name = name
+
+	var body PutWorkspaceFileJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PutWorkspaceFile(ctx, request.(PutWorkspaceFileRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PutWorkspaceFile")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PutWorkspaceFileResponseObject); ok {
+		if err := validResponse.VisitPutWorkspaceFileResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
+)
+
+var fakeGateway struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// fakeGatewayBinary builds the fake gateway once per test binary; servers
+// booted without an explicit driver run it as their gateway
+// (compute.gatewayCommand), so no test starts the real runtime by accident.
+func fakeGatewayBinary(t testing.TB) string {
+	fakeGateway.once.Do(func() {
+		fakeGateway.dir, fakeGateway.err = os.MkdirTemp("", "occ-fakegateway-")
+		if fakeGateway.err != nil {
+			return
+		}
+		fakeGateway.path = filepath.Join(fakeGateway.dir, "fakegateway")
+		out, err := exec.Command("go", "build", "-o", fakeGateway.path, gatewaytest.BinaryPackage).CombinedOutput()
+		if err != nil {
+			fakeGateway.err = fmt.Errorf("build the fake gateway: %v\n%s", err, out)
+		}
+	})
+	if fakeGateway.err != nil {
+		t.Fatal(fakeGateway.err)
+	}
+	return fakeGateway.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fakeGateway.dir != "" {
+		os.RemoveAll(fakeGateway.dir)
+	}
+	os.Exit(code)
+}

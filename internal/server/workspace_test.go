@@ -1,0 +1,88 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// TestLiveWorkspaceFiles reads and writes the four files through a running
+// (fake) gateway, with the seed's error table.
+func TestLiveWorkspaceFiles(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		e := boot(t, url, nil) // the local driver with the fake gateway
+		d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("files")}}
+		d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
+		d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+		agent, _ := d.newAgent(t, "files", true)
+		base := d.path("/agents/" + agent + "/workspace/files/")
+
+		// Before any deployment there is no gateway: 503.
+		if r := e.call("GET", base+"AGENTS.md", e.admin, nil); r.Status != 503 || r.code() != "DEPENDENCY_UNAVAILABLE" {
+			t.Fatalf("read before deploy = %d %v", r.Status, r.Body)
+		}
+		d.waitDeployment(t, agent, d.deploy(t, agent))
+
+		// The initial file reached the workspace; a write round-trips byte for byte.
+		if r := e.call("GET", base+"AGENTS.md", e.admin, nil); r.Status != 200 || r.data()["content"] != "Be brief.\n" {
+			t.Fatalf("initial file = %d %v", r.Status, r.Body)
+		}
+		content := "Sé breve.\n  trailing spaces  \n\t\n\n"
+		r := e.call("PUT", base+"SOUL.md", e.admin, map[string]any{"content": content})
+		if r.Status != 200 || r.data()["name"] != "SOUL.md" || r.data()["size"] != float64(len(content)) {
+			t.Fatalf("write = %d %v", r.Status, r.Body)
+		}
+		if r := e.call("GET", base+"SOUL.md", e.admin, nil); r.data()["content"] != content {
+			t.Fatalf("read back %q", r.data()["content"])
+		}
+		if r := e.call("PUT", base+"USER.md", e.admin, map[string]any{"content": ""}); r.Status != 200 || r.data()["size"] != float64(0) {
+			t.Fatalf("empty file = %d %v", r.Status, r.Body)
+		}
+
+		for name, c := range map[string]struct {
+			path   string
+			body   any
+			status int
+		}{
+			"lower-case name":        {base + "agents.md", map[string]any{"content": "x"}, 400},
+			"another file":           {base + "TOOLS.md", map[string]any{"content": "x"}, 400},
+			"encoded traversal":      {base + "%2e%2e%2fAGENTS.md", map[string]any{"content": "x"}, 400},
+			"NUL":                    {base + "AGENTS.md", map[string]any{"content": "a\x00b"}, 400},
+			"16 KiB is fine":         {base + "AGENTS.md", map[string]any{"content": strings.Repeat("a", 16384)}, 200},
+			"one byte over 16 KiB":   {base + "AGENTS.md", map[string]any{"content": strings.Repeat("a", 16385)}, 400},
+			"body over 48 KiB":       {base + "AGENTS.md", `{"content":"` + strings.Repeat("a", 49152) + `"}`, 413},
+			"two fields":             {base + "AGENTS.md", map[string]any{"content": "x", "name": "AGENTS.md"}, 400},
+			"lone surrogate content": {base + "AGENTS.md", `{"content":"\udc00"}`, 400},
+		} {
+			if r := e.call("PUT", c.path, e.admin, c.body); r.Status != c.status {
+				t.Errorf("%s: %d %v, want %d", name, r.Status, r.Body, c.status)
+			}
+		}
+
+		// Writes are audited with the file name.
+		evs := e.call("GET", "/audit-events?action=agents.workspace.files.write&resourceId="+agent, e.admin, nil).list()
+		if len(evs) < 3 || evs[0].(map[string]any)["details"].(map[string]any)["fileName"] == nil {
+			t.Fatalf("workspace write audit = %v", evs)
+		}
+		for _, ev := range evs {
+			if strings.Contains(toJSON(ev), "trailing spaces") {
+				t.Fatal("the audit log holds file content")
+			}
+		}
+
+		// Stopping (desired stopped, still active): 409; deleting: 409 AGENT_DELETING.
+		if _, err := e.m.Store().DB().Exec(`UPDATE agents SET desired_state = 'stopped' WHERE id = $1`, agent); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.call("PUT", base+"AGENTS.md", e.admin, map[string]any{"content": "x"}); r.Status != 409 || r.code() != "RESOURCE_CONFLICT" {
+			t.Fatalf("write while stopping = %d %v", r.Status, r.Body)
+		}
+		if _, err := e.m.Store().DB().Exec(`UPDATE agents SET status = 'deleting' WHERE id = $1`, agent); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.call("PUT", base+"AGENTS.md", e.admin, map[string]any{"content": "x"}); r.Status != 409 || r.code() != "AGENT_DELETING" {
+			t.Fatalf("write while deleting = %d %v", r.Status, r.Body)
+		}
+	})
+}
