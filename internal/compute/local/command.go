@@ -3,8 +3,8 @@ package local
 import (
 	"context"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
