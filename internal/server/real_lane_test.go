@@ -410,9 +410,9 @@ func (w *realWorld) report(what, rev string, requested, admitted, readyz, termin
 	fmt.Fprintf(&b, "  last PrepareRevision (probes, models.probe, health): %s\n", ms(last.end.Sub(last.start)))
 	fmt.Fprintf(&b, "  last PrepareRevision → terminal seen:       %s (polled every 50 ms)\n", ms(terminal.Sub(last.end)))
 	fmt.Fprintf(&b, "  deploy request → terminal seen:             %s\n", ms(terminal.Sub(requested)))
-	if log, err := os.ReadFile(filepath.Join(w.drv.AgentDir(compute.AgentRef{NamespaceID: w.ns, AgentID: calls[0].agent}), "gateway.log")); err == nil {
-		for _, m := range gatewayLogTimes.FindAllStringSubmatch(string(log), -1) {
-			fmt.Fprintf(&b, "  gateway log: %s\n", m[0])
+	if ok {
+		for _, l := range gatewayLog(w.drv.AgentDir(compute.AgentRef{NamespaceID: w.ns, AgentID: first.agent}), started) {
+			fmt.Fprintf(&b, "  gateway log at +%s after exec: %s\n", ms(l.at.Sub(started)), l.text)
 		}
 	}
 	for _, r := range w.prov.requests() {
@@ -428,8 +428,40 @@ func (w *realWorld) report(what, rev string, requested, admitted, readyz, termin
 }
 
 // gatewayLogTimes finds the gateway's own timings in its log: how long
-// start-up took until the HTTP server listened, and each models.probe.
-var gatewayLogTimes = regexp.MustCompile(`http server listening \([^;)]*; [0-9.]+s\)|res [^ ]+ models\.probe [0-9]+ms`)
+// start-up took until the HTTP server listened, readiness, and each
+// models.probe.
+var gatewayLogTimes = regexp.MustCompile(`http server listening \([^;)]*; [0-9.]+s\)|^gateway ready$|res [^ ]+ models\.probe [0-9]+ms`)
+
+type logLine struct {
+	at   time.Time
+	text string
+}
+
+// gatewayLog returns the gateway.log lines since a time that gatewayLogTimes
+// matches.
+func gatewayLog(dir string, since time.Time) []logLine {
+	f, err := os.Open(filepath.Join(dir, "gateway.log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []logLine
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for s.Scan() {
+		var l struct {
+			Time    time.Time `json:"time"`
+			Message string    `json:"message"`
+		}
+		if json.Unmarshal(s.Bytes(), &l) != nil || l.Time.Before(since) {
+			continue
+		}
+		if m := gatewayLogTimes.FindString(l.Message); m != "" {
+			out = append(out, logLine{at: l.Time, text: m})
+		}
+	}
+	return out
+}
 
 // probeModel asks the Agent's running gateway to probe the fake provider.
 func probeModel(t *testing.T, ep compute.Endpoint) gateway.ModelProbe {
