@@ -119,7 +119,9 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 		if err != nil {
 			return err
 		}
-		if err := tx.InsertRevision(ctx, vrow); err != nil {
+		if err := tx.InsertRevision(ctx, vrow); errors.Is(err, store.ErrConflict) {
+			return store.ErrStale // a concurrent deploy took the number: run again
+		} else if err != nil {
 			return occ.Unavailable(err)
 		}
 		if err := tx.InsertDeployment(ctx, store.DeploymentRow{RevisionID: rev.ID, AgentID: id, NamespaceID: nsID, ActorID: c.PrincipalID,

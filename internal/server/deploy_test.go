@@ -150,12 +150,12 @@ func TestDeployStopRedeploy(t *testing.T) {
 
 func TestDeploymentOutcomes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		d := newDeployWorld(t, url, func(m *server.Main) { m.Config.Worker.ConvergenceTimeout = 3 * 1e9 })
+		d := newDeployWorld(t, url, func(m *server.Main) { m.Config.Worker.ConvergenceTimeout = 6 * 1e9 })
 		e := d.e
 
 		// Pending: progress shows the latest attempt and the next time.
 		slow, _ := d.newAgent(t, "slow", true)
-		d.fake.set(func(f *fakeCompute) { f.notReady[slow] = 3 })
+		d.fake.set(func(f *fakeCompute) { f.notReady[slow] = 30 }) // beyond one pass's quick readiness polls
 		rev := d.deploy(t, slow)
 		waitFor(t, "a recorded attempt", func() bool {
 			st := e.call("GET", d.path("/agents/"+slow+"/deployments/"+rev), e.admin, nil).data()
@@ -180,15 +180,16 @@ func TestDeploymentOutcomes(t *testing.T) {
 		st := d.waitDeployment(t, never, d.deploy(t, never))
 		er := st["error"].(map[string]any)
 		data, _ := er["data"].(map[string]any)
-		if er["code"] != "CONVERGENCE_DEADLINE_EXCEEDED" || data["timeoutMs"] != float64(3000) || data["runtimeFailure"] == nil {
+		if er["code"] != "CONVERGENCE_DEADLINE_EXCEEDED" || data["timeoutMs"] != float64(6000) || data["runtimeFailure"] == nil {
 			t.Fatalf("deadline = %v", st)
 		}
 
 		// A newer deployment supersedes a pending one; stop fails a pending one.
 		two, _ := d.newAgent(t, "two", true)
-		d.fake.set(func(f *fakeCompute) { f.notReady[two] = 3 })
+		d.fake.set(func(f *fakeCompute) { f.notReady[two] = -1 })
 		first := d.deploy(t, two)
 		second := d.deploy(t, two)
+		d.fake.set(func(f *fakeCompute) { f.notReady[two] = 0 })
 		if st := d.waitDeployment(t, two, first); st["status"] != "failed" || st["error"].(map[string]any)["code"] != "REVISION_SUPERSEDED" {
 			t.Fatalf("superseded = %v", st)
 		}

@@ -26,8 +26,17 @@ func classify(err error) error {
 		return ErrNotFound
 	case isUniqueViolation(err):
 		return errors.Join(ErrConflict, err)
+	case isTransient(err):
+		return errors.Join(ErrStale, err)
 	}
 	return err
+}
+
+// isTransient reports a PostgreSQL serialization failure or deadlock: the
+// transaction lost a race and can run again on fresh state.
+func isTransient(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
 }
 
 func isUniqueViolation(err error) bool {

@@ -132,7 +132,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", classify(err))
 	}
 	return nil
 }

@@ -94,7 +94,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		return w.fail(ctx, p, code, nil)
 	}
 	w.markRunning(ctx, p)
-	ready, err := p.rd.PrepareRevision(ctx, spec)
+	ready, err := w.prepare(ctx, p.rd, spec)
 	clearEnv(spec.Env)
 	if err != nil {
 		return w.driverError(ctx, p, err)
@@ -284,6 +284,28 @@ func clearEnv(env map[string]string) {
 	}
 }
 
+// quickReady is how long a pass keeps asking a just-started gateway for
+// readiness before it defers: a fast gateway is published in this pass
+// instead of after the first deferral.
+const quickReady = time.Second
+
+// prepare calls PrepareRevision, and while the revision is starting asks
+// again every 50 ms for up to quickReady (it is idempotent).
+func (w *revisionWorker) prepare(ctx context.Context, rd compute.RevisionDriver, spec compute.RevisionSpec) (compute.Readiness, error) {
+	deadline := w.now().Add(quickReady)
+	for {
+		r, err := rd.PrepareRevision(ctx, spec)
+		if err != nil || r.Ready || r.AuthRejected || w.now().After(deadline) {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 // markRunning shows the deployment as running while this pass works.
 func (w *revisionWorker) markRunning(ctx context.Context, p *pass) {
 	p.dep.Status, p.dep.NextAttemptAt, p.dep.Attempts, p.dep.UpdatedAt = app.DeploymentRunning, 0, p.job.Attempt, occ.Millis(w.now())
@@ -372,8 +394,14 @@ func (w *revisionWorker) fail(ctx context.Context, p *pass, code string, data ma
 // pointer, activate, retire the predecessor, then complete.
 func (w *revisionWorker) publish(ctx context.Context, p *pass, warnings []compute.Warning) error {
 	prev := p.ag.ActiveRevisionID
-	stopped := false
+	stopped, superseded := false, false
 	err := w.st.InTx(ctx, func(tx *store.Tx) error {
+		if newer, err := tx.NewerRevisionExists(ctx, p.ag.ID, p.rev.Number); err != nil {
+			return err
+		} else if newer {
+			superseded = true // a newer deployment was admitted meanwhile
+			return nil
+		}
 		row, err := tx.GetAgent(ctx, p.ag.NamespaceID, p.ag.ID)
 		if err != nil {
 			return err
@@ -397,6 +425,8 @@ func (w *revisionWorker) publish(ctx context.Context, p *pass, warnings []comput
 	case stopped:
 		_ = p.rd.RetireRevision(ctx, p.ref())
 		return w.fail(ctx, p, occ.DeployStopped, nil)
+	case superseded:
+		return w.fail(ctx, p, occ.DeploySuperseded, nil)
 	}
 	if err := p.rd.ActivateRevision(ctx, p.ref()); err != nil {
 		return w.driverError(ctx, p, err)
