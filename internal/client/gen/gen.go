@@ -518,6 +518,30 @@ func (e TargetKind) Valid() bool {
 	}
 }
 
+// Defines values for WorkspaceFileName.
+const (
+	AGENTSMd   WorkspaceFileName = "AGENTS.md"
+	IDENTITYMd WorkspaceFileName = "IDENTITY.md"
+	SOULMd     WorkspaceFileName = "SOUL.md"
+	USERMd     WorkspaceFileName = "USER.md"
+)
+
+// Valid indicates whether the value is a known member of the WorkspaceFileName enum.
+func (e WorkspaceFileName) Valid() bool {
+	switch e {
+	case AGENTSMd:
+		return true
+	case IDENTITYMd:
+		return true
+	case SOULMd:
+		return true
+	case USERMd:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListAuditEventsParamsKind.
 const (
 	ListAuditEventsParamsKindAccess              ListAuditEventsParamsKind = "access"
@@ -1440,6 +1464,35 @@ type Version struct {
 	Version         string `json:"version"`
 }
 
+// WorkspaceFileContent defines model for WorkspaceFileContent.
+type WorkspaceFileContent struct {
+	Content string `json:"content"`
+	Name    string `json:"name"`
+}
+
+// WorkspaceFileEnvelope defines model for WorkspaceFileEnvelope.
+type WorkspaceFileEnvelope struct {
+	Data WorkspaceFileContent `json:"data"`
+	Meta Meta                 `json:"meta"`
+}
+
+// WorkspaceFileWrite Example: {"content":"You are a support assistant.\n"}
+type WorkspaceFileWrite struct {
+	Content string `json:"content"`
+}
+
+// WorkspaceFileWritten defines model for WorkspaceFileWritten.
+type WorkspaceFileWritten struct {
+	Name string `json:"name"`
+	Size int    `json:"size"`
+}
+
+// WorkspaceFileWrittenEnvelope defines model for WorkspaceFileWrittenEnvelope.
+type WorkspaceFileWrittenEnvelope struct {
+	Data WorkspaceFileWritten `json:"data"`
+	Meta Meta                 `json:"meta"`
+}
+
 // WorkspaceFiles Initial contents of AGENTS.md, SOUL.md, IDENTITY.md and USER.md (each at most 16 KiB of UTF-8).
 type WorkspaceFiles struct {
 	AGENTSMd   *string `json:"AGENTS.md,omitempty"`
@@ -1498,6 +1551,9 @@ type ServiceAccountId = string
 
 // ServicePrincipalId defines model for ServicePrincipalId.
 type ServicePrincipalId = string
+
+// WorkspaceFileName defines model for WorkspaceFileName.
+type WorkspaceFileName string
 
 // Error defines model for Error.
 type Error = ErrorBody
@@ -1843,6 +1899,9 @@ type CreateAgentJSONRequestBody = AgentCreate
 
 // UpdateAgentJSONRequestBody defines body for UpdateAgent for application/json ContentType.
 type UpdateAgentJSONRequestBody = AgentPatch
+
+// PutWorkspaceFileJSONRequestBody defines body for PutWorkspaceFile for application/json ContentType.
+type PutWorkspaceFileJSONRequestBody = WorkspaceFileWrite
 
 // CreateConfigurationJSONRequestBody defines body for CreateConfiguration for application/json ContentType.
 type CreateConfigurationJSONRequestBody = ConfigurationCreate
@@ -2268,6 +2327,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/agents/{agentId}/stop (the `StopAgent` operationId).
 	StopAgent(ctx context.Context, namespaceId NamespaceId, agentId AgentId, params *StopAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWorkspaceFile Read a file of the Agent's live workspace through its gateway
+	//
+	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `GetWorkspaceFile` operationId).
+	GetWorkspaceFile(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWorkspaceFileWithBody Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+	PutWorkspaceFileWithBody(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutWorkspaceFile Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+	PutWorkspaceFile(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, body PutWorkspaceFileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListNamespaceAuditEvents performs a GET /namespaces/{namespaceId}/audit-events (the `ListNamespaceAuditEvents` operationId) request.
 	ListNamespaceAuditEvents(ctx context.Context, namespaceId NamespaceId, params *ListNamespaceAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3470,6 +3548,55 @@ func (c *Client) GetAgentRevision(ctx context.Context, namespaceId NamespaceId, 
 // Corresponds with POST /namespaces/{namespaceId}/agents/{agentId}/stop (the `StopAgent` operationId).
 func (c *Client) StopAgent(ctx context.Context, namespaceId NamespaceId, agentId AgentId, params *StopAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStopAgentRequest(c.Server, namespaceId, agentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWorkspaceFile Read a file of the Agent's live workspace through its gateway
+//
+// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `GetWorkspaceFile` operationId).
+func (c *Client) GetWorkspaceFile(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWorkspaceFileRequest(c.Server, namespaceId, agentId, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWorkspaceFileWithBody Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+func (c *Client) PutWorkspaceFileWithBody(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWorkspaceFileRequestWithBody(c.Server, namespaceId, agentId, name, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutWorkspaceFile Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+func (c *Client) PutWorkspaceFile(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, body PutWorkspaceFileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutWorkspaceFileRequest(c.Server, namespaceId, agentId, name, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6717,6 +6844,115 @@ func NewStopAgentRequest(server string, namespaceId NamespaceId, agentId AgentId
 	return req, nil
 }
 
+// NewGetWorkspaceFileRequest constructs an http.Request for the GetWorkspaceFile method
+func NewGetWorkspaceFileRequest(server string, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespaceId", namespaceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/namespaces/%s/agents/%s/workspace/files/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutWorkspaceFileRequest calls the generic PutWorkspaceFile builder with application/json body
+func NewPutWorkspaceFileRequest(server string, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, body PutWorkspaceFileJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutWorkspaceFileRequestWithBody(server, namespaceId, agentId, name, "application/json", bodyReader)
+}
+
+// NewPutWorkspaceFileRequestWithBody constructs an http.Request for the PutWorkspaceFile method, with any body, and a specified content type
+func NewPutWorkspaceFileRequestWithBody(server string, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespaceId", namespaceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/namespaces/%s/agents/%s/workspace/files/%s", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListNamespaceAuditEventsRequest constructs an http.Request for the ListNamespaceAuditEvents method
 func NewListNamespaceAuditEventsRequest(server string, namespaceId NamespaceId, params *ListNamespaceAuditEventsParams) (*http.Request, error) {
 	var err error
@@ -9535,6 +9771,27 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /namespaces/{namespaceId}/agents/{agentId}/stop (the `StopAgent` operationId).
 	StopAgentWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, params *StopAgentParams, reqEditors ...RequestEditorFn) (*StopAgentResponse, error)
 
+	// GetWorkspaceFileWithResponse Read a file of the Agent's live workspace through its gateway
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `GetWorkspaceFile` operationId).
+	GetWorkspaceFileWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, reqEditors ...RequestEditorFn) (*GetWorkspaceFileResponse, error)
+
+	// PutWorkspaceFileWithBodyWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+	PutWorkspaceFileWithBodyWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWorkspaceFileResponse, error)
+
+	// PutWorkspaceFileWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+	PutWorkspaceFileWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, body PutWorkspaceFileJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWorkspaceFileResponse, error)
+
 	// ListNamespaceAuditEventsWithResponse performs a GET /namespaces/{namespaceId}/audit-events (the `ListNamespaceAuditEvents` operationId) request.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12211,6 +12468,102 @@ func (r StopAgentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StopAgentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWorkspaceFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkspaceFileEnvelope
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWorkspaceFileResponse) GetJSON200() *WorkspaceFileEnvelope {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetWorkspaceFileResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWorkspaceFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWorkspaceFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWorkspaceFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWorkspaceFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutWorkspaceFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkspaceFileWrittenEnvelope
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutWorkspaceFileResponse) GetJSON200() *WorkspaceFileWrittenEnvelope {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PutWorkspaceFileResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutWorkspaceFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutWorkspaceFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutWorkspaceFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutWorkspaceFileResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14981,6 +15334,45 @@ func (c *ClientWithResponses) StopAgentWithResponse(ctx context.Context, namespa
 	return ParseStopAgentResponse(rsp)
 }
 
+// GetWorkspaceFileWithResponse Read a file of the Agent's live workspace through its gateway
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `GetWorkspaceFile` operationId).
+func (c *ClientWithResponses) GetWorkspaceFileWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, reqEditors ...RequestEditorFn) (*GetWorkspaceFileResponse, error) {
+	rsp, err := c.GetWorkspaceFile(ctx, namespaceId, agentId, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWorkspaceFileResponse(rsp)
+}
+
+// PutWorkspaceFileWithBodyWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+func (c *ClientWithResponses) PutWorkspaceFileWithBodyWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWorkspaceFileResponse, error) {
+	rsp, err := c.PutWorkspaceFileWithBody(ctx, namespaceId, agentId, name, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWorkspaceFileResponse(rsp)
+}
+
+// PutWorkspaceFileWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
+func (c *ClientWithResponses) PutWorkspaceFileWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, body PutWorkspaceFileJSONRequestBody, reqEditors ...RequestEditorFn) (*PutWorkspaceFileResponse, error) {
+	rsp, err := c.PutWorkspaceFile(ctx, namespaceId, agentId, name, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutWorkspaceFileResponse(rsp)
+}
+
 // ListNamespaceAuditEventsWithResponse performs a GET /namespaces/{namespaceId}/audit-events (the `ListNamespaceAuditEvents` operationId) request.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -17310,6 +17702,72 @@ func ParseStopAgentResponse(rsp *http.Response) (*StopAgentResponse, error) {
 			return nil, err
 		}
 		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWorkspaceFileResponse parses an HTTP response from a GetWorkspaceFileWithResponse call
+func ParseGetWorkspaceFileResponse(rsp *http.Response) (*GetWorkspaceFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWorkspaceFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkspaceFileEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutWorkspaceFileResponse parses an HTTP response from a PutWorkspaceFileWithResponse call
+func ParsePutWorkspaceFileResponse(rsp *http.Response) (*PutWorkspaceFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutWorkspaceFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkspaceFileWrittenEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error
