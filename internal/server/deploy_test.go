@@ -336,3 +336,18 @@ func TestDeploymentEvents(t *testing.T) {
 		t.Fatalf("last event = %q (of %d)", last, len(events))
 	}
 }
+
+// TestFailedCandidateIsRetired: a deployment that fails stops its gateway.
+func TestFailedCandidateIsRetired(t *testing.T) {
+	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
+	d.fake.set(func(f *fakeCompute) { f.authReject[d.agent] = true })
+	st := d.waitDeployment(t, d.agent, d.deploy(t, d.agent))
+	if st["status"] != "failed" {
+		t.Fatalf("deployment = %v", st)
+	}
+	d.fake.get(func(f *fakeCompute) {
+		if f.running[d.agent] != "" {
+			t.Fatalf("the failed candidate still runs: %v", f.running)
+		}
+	})
+}

@@ -387,6 +387,13 @@ func (w *revisionWorker) fail(ctx context.Context, p *pass, code string, data ma
 	if err != nil {
 		return err
 	}
+	// A failed candidate never serves: stop its gateway unless it is the
+	// one serving (the driver never touches a gateway another revision owns).
+	if p.rd != nil && p.ag.ActiveRevisionID != p.rev.ID {
+		if err := p.rd.RetireRevision(ctx, p.ref()); err != nil {
+			w.log.Warn("retire failed candidate", "revision", p.rev.ID, "error", err)
+		}
+	}
 	return river.JobCancel(errors.New(code))
 }
 
