@@ -69,6 +69,7 @@ type crashWorld struct {
 	dataDir string
 	logDir  string
 	starts  int
+	env     []string        // extra environment of every start
 	created map[string]bool // IDs that got 201
 	deleted map[string]bool // IDs whose DELETE got 202
 	mu      sync.Mutex
@@ -144,7 +145,7 @@ func (w *crashWorld) start() *occProc {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(w.bin, args...)
-		cmd.Env = childEnv()
+		cmd.Env = append(childEnv(), w.env...)
 		cmd.Stdout, cmd.Stderr = lf, lf
 		if err := cmd.Start(); err != nil {
 			lf.Close()

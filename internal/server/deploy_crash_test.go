@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -97,45 +95,8 @@ func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
 // startOCC is crashWorld.start with the fake gateway as the local driver's
 // gateway command.
 func (w *deployCrash) startOCC() *occProc {
-	t := w.t
-	t.Helper()
-	for attempt := 0; ; attempt++ {
-		w.starts++
-		addr := freePort(t)
-		args := []string{"serve", "--data-dir", w.dataDir, "--listen", addr}
-		if w.dbURL != "" {
-			args = append(args, "--database-url", w.dbURL)
-		}
-		logs := filepath.Join(w.logDir, fmt.Sprintf("occ-%02d.log", w.starts))
-		lf, err := os.Create(logs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(w.bin, args...)
-		cmd.Env = append(childEnv(), "OCC_COMPUTE_GATEWAY_COMMAND="+w.fake)
-		cmd.Stdout, cmd.Stderr = lf, lf
-		if err := cmd.Start(); err != nil {
-			lf.Close()
-			t.Fatalf("start occ: %v", err)
-		}
-		p := &occProc{t: t, cmd: cmd, base: "http://" + addr, exited: make(chan struct{}), logs: logs,
-			client: &http.Client{Timeout: 15 * time.Second}}
-		go func() { _ = cmd.Wait(); lf.Close(); close(p.exited) }()
-		t.Cleanup(func() { p.kill() })
-		if err := p.waitReady(30 * time.Second); err != nil {
-			p.kill()
-			if attempt < 2 && strings.Contains(readTail(logs), "address already in use") {
-				continue
-			}
-			t.Fatalf("occ did not become ready: %v\n%s", err, readTail(logs))
-		}
-		key, err := os.ReadFile(filepath.Join(w.dataDir, "bootstrap-admin.key"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.key = strings.TrimSpace(string(key))
-		return p
-	}
+	w.env = []string{"OCC_COMPUTE_GATEWAY_COMMAND=" + w.fake}
+	return w.start()
 }
 
 // setup makes a ready Namespace, a Secret, a Configuration and a role that
