@@ -153,16 +153,24 @@ type Logging struct {
 	Format string `yaml:"format"`
 }
 
-// NativeAdminUI toggles the proxied native OpenClaw admin UI. When Enabled,
-// Domain and CookieDomain are required DNS names and Domain equals
-// CookieDomain or is a subdomain of it.
+// NativeAdminUI toggles the proxied native OpenClaw admin UI (CONTRACT.md
+// §6). When Enabled, Domain and CookieDomain are required DNS names, and the
+// public origin's host and Domain both lie inside CookieDomain on DNS-label
+// boundaries (equal to it or below it); the public origin's host must not
+// be below Domain, where every host is an Agent's.
 type NativeAdminUI struct {
 	// Enabled turns the native admin UI on.
 	Enabled bool `yaml:"enabled"`
-	// Domain is the parent domain of the per-Agent admin hosts.
+	// Domain is the parent domain of the per-Agent browser hosts
+	// (agent-<32 hex>.<domain>), e.g. admin.occ.example.com.
 	Domain string `yaml:"domain"`
-	// CookieDomain is the domain of the shared admin cookie.
+	// CookieDomain is the shared cookie parent domain: the second session
+	// cookie, which only the admin proxy accepts, is scoped to it.
 	CookieDomain string `yaml:"cookieDomain"`
+	// RecheckInterval is how often an open native admin WebSocket is
+	// authorized again (closed when no longer allowed). Default 25s;
+	// 10ms..5m.
+	RecheckInterval Duration `yaml:"recheckInterval"`
 }
 
 // Backend is one installation Backend.
@@ -279,7 +287,8 @@ func defaults() *Config {
 			SignInFailuresPerAccount: 10,
 			SignInFailuresPerClient:  20,
 		},
-		Logging: Logging{Level: "info", Format: "text"},
+		Logging:       Logging{Level: "info", Format: "text"},
+		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},
 		Runtime: Runtime{
 			OpenClawVersion: defaultOpenClawVersion,
 			NodeVersion:     defaultNodeVersion,

@@ -85,8 +85,9 @@ func TestDefaults(t *testing.T) {
 			SignInFailuresPerAccount: 10,
 			SignInFailuresPerClient:  20,
 		},
-		Logging: Logging{Level: "info", Format: "text"},
-		Runtime: Runtime{OpenClawVersion: "2026.9.6", NodeVersion: "24"},
+		Logging:       Logging{Level: "info", Format: "text"},
+		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},
+		Runtime:       Runtime{OpenClawVersion: "2026.9.6", NodeVersion: "24"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -396,6 +397,7 @@ func TestEnvNames(t *testing.T) {
 		"auth.sessionLifetime":            "OCC_AUTH_SESSION_LIFETIME",
 		"limits.agentCreateBodyBytes":     "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
 		"nativeAdminUI.domain":            "OCC_NATIVE_ADMIN_UI_DOMAIN",
+		"nativeAdminUI.recheckInterval":   "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
 		"auth.signInFailuresPerClient":    "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
 		"runtime.nodeVersion":             "OCC_RUNTIME_NODE_VERSION",
 		"limits.defaultBodyBytes":         "OCC_LIMITS_DEFAULT_BODY_BYTES",
@@ -446,8 +448,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 30 {
-		t.Errorf("len(Keys()) = %d, want 30: %v", len(keys), keys)
+	if len(keys) != 31 {
+		t.Errorf("len(Keys()) = %d, want 31: %v", len(keys), keys)
 	}
 }
 
@@ -640,6 +642,13 @@ func TestValidateNativeAdminUI(t *testing.T) {
 		{"off and empty", NativeAdminUI{}, "", ""},
 		{"on, subdomain", NativeAdminUI{Enabled: true, Domain: "admin.occ.example.com", CookieDomain: "occ.example.com"}, "", ""},
 		{"on, equal", NativeAdminUI{Enabled: true, Domain: "occ.example.com", CookieDomain: "occ.example.com"}, "", ""},
+		{"on, localhost names", NativeAdminUI{Enabled: true, Domain: "admin.occ.localhost", CookieDomain: "occ.localhost"}, "", ""},
+		{"console outside the cookie domain", NativeAdminUI{Enabled: true, Domain: "admin.example.com", CookieDomain: "admin.example.com", RecheckInterval: -1},
+			"nativeAdminUI.cookieDomain", `the console host "console.occ.example.com" (publicOrigin) must equal cookieDomain "admin.example.com"`},
+		{"console below the admin domain", NativeAdminUI{Enabled: true, Domain: "occ.example.com", CookieDomain: "example.com", RecheckInterval: -1},
+			"nativeAdminUI.domain", "must not be below"},
+		{"recheck too short", NativeAdminUI{RecheckInterval: Duration(time.Millisecond)}, "nativeAdminUI.recheckInterval", "outside 10ms..5m0s"},
+		{"recheck too long", NativeAdminUI{RecheckInterval: Duration(time.Hour)}, "nativeAdminUI.recheckInterval", "outside 10ms..5m0s"},
 		{"on, no domain", NativeAdminUI{Enabled: true, CookieDomain: "example.com"}, "nativeAdminUI.domain", "required when nativeAdminUI.enabled"},
 		{"on, no cookie domain", NativeAdminUI{Enabled: true, Domain: "admin.example.com"}, "nativeAdminUI.cookieDomain", "required"},
 		{"on, unrelated", NativeAdminUI{Enabled: true, Domain: "admin.example.org", CookieDomain: "example.com"}, "nativeAdminUI.domain", "subdomain"},
@@ -653,7 +662,23 @@ func TestValidateNativeAdminUI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := mutate(t, func(c *Config) { c.NativeAdminUI = tt.ui }).Validate()
+			err := mutate(t, func(c *Config) {
+				// The console host lies inside the cookie domain unless a
+				// case says otherwise (RecheckInterval -1: use the
+				// default interval and another console host).
+				c.PublicOrigin = "https://" + tt.ui.CookieDomain
+				if tt.ui.RecheckInterval < 0 {
+					tt.ui.RecheckInterval = 0
+					c.PublicOrigin = "https://console.occ.example.com"
+				}
+				if tt.ui.CookieDomain == "" {
+					c.PublicOrigin = "https://occ.example.com"
+				}
+				if tt.ui.RecheckInterval == 0 {
+					tt.ui.RecheckInterval = c.NativeAdminUI.RecheckInterval
+				}
+				c.NativeAdminUI = tt.ui
+			}).Validate()
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)

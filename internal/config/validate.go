@@ -151,7 +151,7 @@ func (c *Config) Validate() error {
 	v.oneOf("logging.level", c.Logging.Level, logLevels)
 	v.oneOf("logging.format", c.Logging.Format, logFormats)
 
-	v.nativeAdminUI(c.NativeAdminUI)
+	v.nativeAdminUI(c.NativeAdminUI, c.PublicOrigin)
 	backendIDs := v.backends(c.Backends)
 	if c.CredentialGateway.URL != "" {
 		v.serviceURL("credentialGateway.url", c.CredentialGateway.URL)
@@ -253,8 +253,9 @@ func dnsName(s string) bool {
 	return true
 }
 
-func (v *validator) nativeAdminUI(n NativeAdminUI) {
+func (v *validator) nativeAdminUI(n NativeAdminUI, publicOrigin string) {
 	const key = "nativeAdminUI"
+	v.durationRange(key+".recheckInterval", n.RecheckInterval, 10*time.Millisecond, 5*time.Minute)
 	domainOK, cookieOK := true, true
 	if n.Domain != "" && !dnsName(n.Domain) {
 		v.add(key+".domain", "%q is not a lower-case DNS name such as admin.example.com", n.Domain)
@@ -275,9 +276,26 @@ func (v *validator) nativeAdminUI(n NativeAdminUI) {
 		v.add(key+".cookieDomain", "required when nativeAdminUI.enabled is true")
 		cookieOK = false
 	}
-	if domainOK && cookieOK && n.Domain != n.CookieDomain && !strings.HasSuffix(n.Domain, "."+n.CookieDomain) {
+	if domainOK && cookieOK && !withinDomain(n.Domain, n.CookieDomain) {
 		v.add(key+".domain", "%q must equal cookieDomain %q or be a subdomain of it", n.Domain, n.CookieDomain)
 	}
+	u, err := url.Parse(publicOrigin)
+	if err != nil || u.Hostname() == "" {
+		return // publicOrigin reports its own problem
+	}
+	host := strings.ToLower(u.Hostname())
+	if cookieOK && !withinDomain(host, n.CookieDomain) {
+		v.add(key+".cookieDomain", "the console host %q (publicOrigin) must equal cookieDomain %q or be a subdomain of it, so that the shared cookie reaches it", host, n.CookieDomain)
+	}
+	if domainOK && host != n.Domain && withinDomain(host, n.Domain) {
+		v.add(key+".domain", "the console host %q (publicOrigin) must not be below %q, where every host is an Agent's", host, n.Domain)
+	}
+}
+
+// withinDomain reports whether host equals domain or lies below it on a
+// DNS-label boundary.
+func withinDomain(host, domain string) bool {
+	return host == domain || strings.HasSuffix(host, "."+domain)
 }
 
 // backends checks each Backend and returns the set of valid IDs.
