@@ -63,6 +63,17 @@ type Endpoint struct {
 	Token string
 }
 
+// MaxChecks is the most checks one diagnosis may hold (CONTRACT.md §7).
+const MaxChecks = 32
+
+// Diagnosis is what Diagnose observed: the revision the checks are of and
+// the checks themselves (at most MaxChecks), each with a fixed code and
+// message, never text the runtime produced.
+type Diagnosis struct {
+	RevisionID string
+	Checks     []Check
+}
+
 // Check is one diagnostics result.
 type Check struct {
 	Component string
@@ -92,6 +103,7 @@ type RevisionDriver interface {
 	// GatewayEndpoint returns the private endpoint of the Agent's running
 	// gateway, if any.
 	GatewayEndpoint(ctx context.Context, agent AgentRef) (Endpoint, bool)
-	// Diagnose runs fresh checks of a revision (at most 32).
-	Diagnose(ctx context.Context, rev RevisionRef) ([]Check, error)
+	// Diagnose runs fresh checks of a revision (at most MaxChecks); a
+	// revision without a workload gives unknown checks, not an error.
+	Diagnose(ctx context.Context, rev RevisionRef) (Diagnosis, error)
 }

@@ -389,6 +389,10 @@ func TestChannelsStatusSlack(t *testing.T) {
 			config: gateway.CheckSucceeded, auth: gateway.CheckFailed, conn: gateway.CheckFailed, readyFailed: true},
 		{name: "offline probed", doc: slackDoc, mode: gatewaytest.SlackOffline, probe: true, present: true,
 			config: gateway.CheckSucceeded, auth: gateway.CheckUnknown, conn: gateway.CheckUnknown},
+		{name: "disconnected probed", doc: slackDoc, mode: gatewaytest.SlackDisconnected, probe: true, present: true,
+			config: gateway.CheckSucceeded, auth: gateway.CheckSucceeded, conn: gateway.CheckFailed, readyFailed: true},
+		{name: "no app token probed", doc: map[string]any{"channels": map[string]any{"slack": map[string]any{"enabled": true, "botToken": "${SLACK_BOT_TOKEN}"}}},
+			mode: gatewaytest.SlackDisconnected, probe: true, present: true, config: gateway.CheckFailed, auth: gateway.CheckUnknown, conn: gateway.CheckUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -406,7 +410,7 @@ func TestChannelsStatusSlack(t *testing.T) {
 			if s.Present != tt.present || s.Configuration != tt.config || s.Authentication != tt.auth || s.Connectivity != tt.conn {
 				t.Errorf("slack checks = %+v", s)
 			}
-			if tt.present && (s.BotTokenSource != "env" || s.AppTokenSource != "config") {
+			if tt.present && tt.config == gateway.CheckSucceeded && (s.BotTokenSource != "env" || s.AppTokenSource != "config") {
 				t.Errorf("token sources %q %q", s.BotTokenSource, s.AppTokenSource)
 			}
 			if tt.auth == gateway.CheckFailed && !strings.Contains(s.Detail, "invalid_auth") {

@@ -24,6 +24,10 @@ type fakeCompute struct {
 	envSeen    map[string]map[string]string
 	files      map[string]map[string]string
 	deleted    map[string]bool
+	// diagnosis, when set for an agent, is what Diagnose answers for it
+	// (with diagnoseErr, the error); otherwise one check per gateway state.
+	diagnosis   map[string]func(compute.RevisionRef) compute.Diagnosis
+	diagnoseErr map[string]error
 }
 
 func newFakeCompute(t *testing.T) *fakeCompute {
@@ -32,6 +36,7 @@ func newFakeCompute(t *testing.T) *fakeCompute {
 		t.Fatal(err)
 	}
 	return &fakeCompute{Driver: d, notReady: map[string]int{}, authReject: map[string]bool{}, failDelete: map[string]bool{},
+		diagnosis: map[string]func(compute.RevisionRef) compute.Diagnosis{}, diagnoseErr: map[string]error{},
 		running: map[string]string{}, active: map[string]string{}, envSeen: map[string]map[string]string{},
 		files: map[string]map[string]string{}, deleted: map[string]bool{}}
 }
@@ -113,6 +118,18 @@ func (f *fakeCompute) GatewayEndpoint(ctx context.Context, a compute.AgentRef) (
 	return compute.Endpoint{}, false
 }
 
-func (f *fakeCompute) Diagnose(ctx context.Context, r compute.RevisionRef) ([]compute.Check, error) {
-	return nil, nil
+func (f *fakeCompute) Diagnose(ctx context.Context, r compute.RevisionRef) (compute.Diagnosis, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.diagnoseErr[r.AgentID]; err != nil {
+		return compute.Diagnosis{}, err
+	}
+	if fn := f.diagnosis[r.AgentID]; fn != nil {
+		return fn(r), nil
+	}
+	c := compute.Check{Component: "gateway", Check: "process", Status: "unknown", Code: "UNAVAILABLE", Message: "No gateway runs this revision."}
+	if f.running[r.AgentID] == r.RevisionID {
+		c.Status, c.Code, c.Message = "succeeded", "OK", "The check succeeded."
+	}
+	return compute.Diagnosis{RevisionID: r.RevisionID, Checks: []compute.Check{c}}, nil
 }

@@ -207,11 +207,11 @@ func RunRevisions(t *testing.T, d RevisionTarget, obs RevisionObserver, o Revisi
 		ag := s.newAgent(t)
 		rev := s.spec(ag, 1)
 		s.ready(t, rev)
-		checks, err := d.Diagnose(ctx, rev.RevisionRef)
+		dg, err := d.Diagnose(ctx, rev.RevisionRef)
 		if err != nil {
 			t.Fatal(err)
 		}
-		validChecks(t, checks)
+		checks := validDiagnosis(t, rev.RevisionRef, dg)
 		succeeded := 0
 		for _, c := range checks {
 			if c.Status == "succeeded" {
@@ -224,11 +224,11 @@ func RunRevisions(t *testing.T, d RevisionTarget, obs RevisionObserver, o Revisi
 		if err := d.StopAgent(ctx, ag); err != nil {
 			t.Fatal(err)
 		}
-		checks, err = d.Diagnose(ctx, rev.RevisionRef)
+		dg, err = d.Diagnose(ctx, rev.RevisionRef)
 		if err != nil {
 			t.Fatal(err)
 		}
-		validChecks(t, checks)
+		checks = validDiagnosis(t, rev.RevisionRef, dg)
 		for _, c := range checks {
 			if c.Status != "unknown" {
 				t.Fatalf("check of a stopped revision = %+v; want unknown", c)
@@ -340,11 +340,22 @@ func (s *suite) delete(t *testing.T, ag compute.AgentRef) {
 	}
 }
 
+// validDiagnosis checks a diagnosis is of the revision asked for and has
+// the diagnostics shape of CONTRACT.md §7; it returns the checks.
+func validDiagnosis(t *testing.T, rev compute.RevisionRef, dg compute.Diagnosis) []compute.Check {
+	t.Helper()
+	if dg.RevisionID != rev.RevisionID {
+		t.Fatalf("diagnosis of revision %q; asked for %q", dg.RevisionID, rev.RevisionID)
+	}
+	validChecks(t, dg.Checks)
+	return dg.Checks
+}
+
 // validChecks checks the diagnostics shape of CONTRACT.md §7.
 func validChecks(t *testing.T, checks []compute.Check) {
 	t.Helper()
-	if len(checks) == 0 || len(checks) > 32 {
-		t.Fatalf("%d checks; want 1 to 32", len(checks))
+	if len(checks) == 0 || len(checks) > compute.MaxChecks {
+		t.Fatalf("%d checks; want 1 to %d", len(checks), compute.MaxChecks)
 	}
 	for _, c := range checks {
 		if c.Component == "" || c.Check == "" || c.Code == "" {

@@ -66,20 +66,33 @@ func check(component, name, status, code string) compute.Check {
 // /startupz, /readyz and, when the configuration has channels.slack, the
 // three Slack checks from channels.status (with the gateway's provider
 // probe, which sends no message). When the Agent's gateway does not run the
-// revision every check is unknown.
-func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) ([]compute.Check, error) {
+// revision every check is unknown (the Slack ones too while the Agent's
+// configuration is still that revision's, as after a stop).
+func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute.Diagnosis, error) {
 	if err := checkRevision(rev); err != nil {
-		return nil, err
+		return compute.Diagnosis{}, err
 	}
+	checks, err := d.diagnose(ctx, rev)
+	if err != nil {
+		return compute.Diagnosis{}, err
+	}
+	return compute.Diagnosis{RevisionID: rev.RevisionID, Checks: checks}, nil
+}
+
+func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compute.Check, error) {
 	var t target
 	var running, exited, slack bool
 	err := d.withAgent(rev.AgentRef, false, func(a *agent, st *runState) error {
-		if st == nil || st.RevisionID != rev.RevisionID || !st.Running {
+		if st == nil || st.RevisionID != rev.RevisionID {
 			return nil
 		}
+		// openclaw.json is this revision's configuration.
 		if doc, err := readConfig(a.dir); err == nil {
 			ch, _ := doc["channels"].(map[string]any)
 			_, slack = ch["slack"]
+		}
+		if !st.Running {
+			return nil
 		}
 		if a.proc == nil || a.proc.exited() {
 			exited = true

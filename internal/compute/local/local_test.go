@@ -545,11 +545,11 @@ func TestStartupFailureIsReported(t *testing.T) {
 	if !strings.Contains(string(console), "Invalid config") {
 		t.Fatalf("console.log = %q; want the gateway's start failure", console)
 	}
-	checks, err := d.Diagnose(context.Background(), spec.RevisionRef)
+	dg, err := d.Diagnose(context.Background(), spec.RevisionRef)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := checks[0]; c.Check != local.CheckProcess || c.Status != "failed" || c.Code != local.CodeProcessExited {
+	if c := dg.Checks[0]; c.Check != local.CheckProcess || c.Status != "failed" || c.Code != local.CodeProcessExited {
 		t.Fatalf("process check of an exited gateway = %+v", c)
 	}
 
@@ -779,7 +779,7 @@ func TestDiagnoseSlack(t *testing.T) {
 	if env := environ(t, onlyPID(t, d, ag)); env["OPENCLAW_SKIP_CHANNELS"] != "" {
 		t.Fatal("channels skipped although Slack is configured")
 	}
-	checks, err := d.Diagnose(context.Background(), good.RevisionRef)
+	checks, err := diagnose(d, good.RevisionRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -798,7 +798,7 @@ func TestDiagnoseSlack(t *testing.T) {
 	if r.Ready || r.RuntimeFailure != nil {
 		t.Fatalf("readiness = %+v", r)
 	}
-	checks, err = d.Diagnose(context.Background(), bad.RevisionRef)
+	checks, err = diagnose(d, bad.RevisionRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -816,7 +816,7 @@ func TestDiagnoseSlack(t *testing.T) {
 		}
 	}
 	// The superseded revision has no gateway: unknown.
-	checks, err = d.Diagnose(context.Background(), good.RevisionRef)
+	checks, err = diagnose(d, good.RevisionRef)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,8 +65,12 @@
 //	Options.Slack           FAKEGATEWAY_SLACK=invalid_auth     a configured channels.slack is ok (default: running,
 //	                                                           connected, probe ok), invalid_auth (not running,
 //	                                                           lastError invalid_auth, account blocked, terminal
-//	                                                           disconnect, /readyz failing ["slack"]) or offline
-//	                                                           (running, not connected, probe ENOTFOUND slack.com)
+//	                                                           disconnect, /readyz failing ["slack"]), offline
+//	                                                           (running, not connected, probe ENOTFOUND slack.com) or
+//	                                                           disconnected (tokens accepted, probe ok, the socket lost:
+//	                                                           not connected, lifecycle reconnecting, /readyz failing
+//	                                                           ["slack"]); a channels.slack without both tokens is not
+//	                                                           configured (not running, no probe) whatever the switch
 //	Options.GrantedScopes   FAKEGATEWAY_SCOPES=operator.read   grant exactly these scopes ("none" for []), as a
 //	                                                           gateway that does not see direct loopback does
 //	Options.TickInterval    FAKEGATEWAY_TICK_INTERVAL=30s      policy.tickIntervalMs and the tick period
@@ -108,9 +112,10 @@ const (
 
 // Slack modes.
 const (
-	SlackOK          = fake.SlackOK
-	SlackInvalidAuth = fake.SlackInvalidAuth
-	SlackOffline     = fake.SlackOffline
+	SlackOK           = fake.SlackOK
+	SlackInvalidAuth  = fake.SlackInvalidAuth
+	SlackOffline      = fake.SlackOffline
+	SlackDisconnected = fake.SlackDisconnected
 )
 
 // Options configures Start. The zero value is a ready gateway with a random

@@ -199,8 +199,8 @@ func readSwitches(getenv func(string) string) (switches, error) {
 		return sw, fmt.Errorf("FAKEGATEWAY_MODEL_AUTH=%q: want ok or rejected", v)
 	}
 	sw.cfg.Slack = getenv("FAKEGATEWAY_SLACK")
-	if v := sw.cfg.Slack; v != "" && v != fake.SlackOK && v != fake.SlackInvalidAuth && v != fake.SlackOffline {
-		return sw, fmt.Errorf("FAKEGATEWAY_SLACK=%q: want ok, invalid_auth or offline", v)
+	if v := sw.cfg.Slack; v != "" && v != fake.SlackOK && v != fake.SlackInvalidAuth && v != fake.SlackOffline && v != fake.SlackDisconnected {
+		return sw, fmt.Errorf("FAKEGATEWAY_SLACK=%q: want ok, invalid_auth, offline or disconnected", v)
 	}
 	sw.cfg.Version = getenv("FAKEGATEWAY_VERSION")
 	if v := getenv("FAKEGATEWAY_PROTOCOL"); v != "" {

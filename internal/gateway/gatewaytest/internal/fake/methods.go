@@ -303,15 +303,28 @@ func (s *Server) health() map[string]any {
 	}
 }
 
+// slackMode is the Slack mode in effect: "unconfigured" when a token is
+// missing (the channel does not start, whatever the switch says).
+func (s *Server) slackMode(fc *fileConfig) string {
+	if fc.botTokenSource == "none" || fc.appTokenSource == "none" {
+		return slackUnconfigured
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slack
+}
+
+// slackUnconfigured is the mode of a channels.slack without both tokens.
+const slackUnconfigured = "unconfigured"
+
 // slackSummary is channels.slack; probe adds the probe verdict.
 func (s *Server) slackSummary(fc *fileConfig, probe bool) map[string]any {
-	s.mu.Lock()
-	mode := s.slack
-	s.mu.Unlock()
-	configured := fc.botTokenSource != "none" && fc.appTokenSource != "none"
-	m := map[string]any{"configured": configured, "botTokenSource": fc.botTokenSource, "appTokenSource": fc.appTokenSource,
+	mode := s.slackMode(fc)
+	m := map[string]any{"configured": mode != slackUnconfigured, "botTokenSource": fc.botTokenSource, "appTokenSource": fc.appTokenSource,
 		"running": true, "lastError": nil}
 	switch mode {
+	case slackUnconfigured:
+		m["running"] = false
 	case SlackInvalidAuth:
 		m["running"], m["lastError"] = false, "An API error occurred: invalid_auth"
 		if probe {
@@ -338,9 +351,7 @@ func (s *Server) channelsStatus(probe bool) map[string]any {
 		return out
 	}
 	summary := s.slackSummary(fc, probe)
-	s.mu.Lock()
-	mode := s.slack
-	s.mu.Unlock()
+	mode := s.slackMode(fc)
 	account := map[string]any{"accountId": "default", "enabled": true, "configured": summary["configured"],
 		"running": summary["running"], "lastError": summary["lastError"], "mode": "socket",
 		"botTokenSource": fc.botTokenSource, "appTokenSource": fc.appTokenSource}
@@ -349,6 +360,10 @@ func (s *Server) channelsStatus(probe bool) map[string]any {
 		account["connected"], account["lifecycle"], account["terminalDisconnect"], account["healthState"] = false, "blocked", true, "terminal-disconnect"
 	case SlackOffline:
 		account["connected"], account["lifecycle"], account["healthState"] = false, "starting", "connecting"
+	case SlackDisconnected:
+		account["connected"], account["lifecycle"], account["healthState"] = false, "reconnecting", "disconnected"
+	case slackUnconfigured:
+		account["connected"], account["lifecycle"], account["healthState"] = false, "stopped", "stopped"
 	default:
 		account["connected"], account["lifecycle"], account["healthState"] = true, "running", "healthy"
 	}

@@ -56,9 +56,10 @@ type PluginWarning struct {
 
 // Slack modes.
 const (
-	SlackOK          = "ok"
-	SlackInvalidAuth = "invalid_auth"
-	SlackOffline     = "offline"
+	SlackOK           = "ok"
+	SlackInvalidAuth  = "invalid_auth"
+	SlackOffline      = "offline"
+	SlackDisconnected = "disconnected"
 )
 
 // Model auth modes.
@@ -102,7 +103,9 @@ type Config struct {
 	PluginWarnings []PluginWarning
 	// Slack sets how a configured Slack channel behaves: "ok" (default),
 	// "invalid_auth" (blocked, terminal disconnect, /readyz failing slack),
-	// "offline" (running, not connected, probe cannot reach Slack).
+	// "offline" (running, not connected, probe cannot reach Slack),
+	// "disconnected" (tokens accepted, the socket connection lost, /readyz
+	// failing slack).
 	Slack string
 	// GrantedScopes, when not nil, are the scopes every connection gets
 	// instead of those it asked for (e.g. [] to imitate a connection the
@@ -173,9 +176,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("model auth %q: want ok or rejected", cfg.ModelAuth)
 	}
 	switch cfg.Slack {
-	case "", SlackOK, SlackInvalidAuth, SlackOffline:
+	case "", SlackOK, SlackInvalidAuth, SlackOffline, SlackDisconnected:
 	default:
-		return nil, fmt.Errorf("slack %q: want ok, invalid_auth or offline", cfg.Slack)
+		return nil, fmt.Errorf("slack %q: want ok, invalid_auth, offline or disconnected", cfg.Slack)
 	}
 	for _, w := range cfg.PluginWarnings {
 		if w.PluginID == "" || (w.Kind != PluginInstallFailed && w.Kind != PluginAuthRequired) {
@@ -343,7 +346,7 @@ func (s *Server) SetModelAuth(rejected bool) {
 	s.mu.Unlock()
 }
 
-// SetSlack changes the Slack mode (ok, invalid_auth, offline).
+// SetSlack changes the Slack mode (ok, invalid_auth, offline, disconnected).
 func (s *Server) SetSlack(mode string) {
 	s.mu.Lock()
 	s.slack = mode
@@ -452,9 +455,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // failing lists what /readyz reports as failing.
 func (s *Server) failing() []string {
 	fc := s.config()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if fc.slack && s.slack == SlackInvalidAuth {
+	if mode := s.slackMode(fc); fc.slack && (mode == SlackInvalidAuth || mode == SlackDisconnected) {
 		return []string{"slack"}
 	}
 	return nil
