@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -39,7 +40,8 @@ type Options struct {
 	Presets                  []PresetTemplate // installation-wide Presets, seeded into every Namespace
 	ComputeDriver            string           // local | ssh | docker | kubernetes
 	WorkspaceDefaultsID      string           // SHA-256 identity of the pinned runtime's default workspace files
-	Gateways                 GatewayEndpoint  // finds a running Agent's gateway (live workspace files)
+	Gateways                 GatewayEndpoint  // finds a running Agent's gateway (live workspace files, native admin UI)
+	NativeAdmin              NativeAdmin      // the native admin UI toggle and domains
 	// BackendClient issues service account credentials; nil means the
 	// HTTP client of package backends.
 	BackendClient backends.Client
@@ -84,6 +86,10 @@ type App struct {
 
 	accountThrottle, clientThrottle *throttle
 	idemKey                         []byte // HMAC key of Idempotency-Key request digests
+
+	hosts       nativeAdminHosts // derived native admin host labels → Agents
+	nativeKeyMu sync.Mutex
+	nativeKey   []byte // HMAC key of native admin shared tokens, loaded on first use
 }
 
 // New returns the use cases over a migrated, bootstrapped store.

@@ -14,10 +14,13 @@ import (
 )
 
 // SignInResult is a new session: the token goes only into the cookie.
+// SharedToken, set when the installation enables the native admin UI, goes
+// only into the second cookie, scoped to the shared cookie parent domain.
 type SignInResult struct {
-	Token     string
-	Principal occ.Principal
-	ExpiresAt time.Time
+	Token       string
+	SharedToken string
+	Principal   occ.Principal
+	ExpiresAt   time.Time
 }
 
 var errBadCredentials = occ.E(occ.CodeUnauthenticated, "The email or password is not correct.")
@@ -61,6 +64,11 @@ func (a *App) SignIn(ctx context.Context, email, password, clientAddr string) (S
 	})
 	if err != nil {
 		return SignInResult{}, err // no cookie when the audit cannot be written
+	}
+	if a.opts.NativeAdmin.Enabled {
+		if res.SharedToken, err = a.nativeAdminToken(ctx, s.ID); err != nil {
+			return SignInResult{}, err
+		}
 	}
 	return res, nil
 }

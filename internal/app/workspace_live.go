@@ -14,7 +14,20 @@ import (
 
 // GatewayEndpoint finds the private endpoint of an Agent's running gateway;
 // the server wires it to the compute driver.
-type GatewayEndpoint func(ctx context.Context, nsID, agentID string) (url, token string, ok bool)
+type GatewayEndpoint func(ctx context.Context, nsID, agentID string) (GatewayTarget, bool)
+
+// GatewayTarget is how occ reaches a running gateway: its private
+// WebSocket URL and occ's backend credential (the token, or in
+// trusted-proxy mode the password), the revision it runs, and the browser
+// origin it trusts occ's native admin proxy for ("" when it was not started
+// for the native admin UI).
+type GatewayTarget struct {
+	URL               string
+	Token             string
+	Password          string
+	RevisionID        string
+	NativeAdminOrigin string
+}
 
 // workspaceCallTimeout bounds one workspace-file request to the gateway.
 const workspaceCallTimeout = 30 * time.Second
@@ -48,11 +61,11 @@ func (a *App) liveGateway(ctx context.Context, nsID, id string, write bool) (*ga
 	case g.ActiveRevisionID == "" || a.opts.Gateways == nil:
 		return nil, g, errWorkspaceUnavailable
 	}
-	url, token, ok := a.opts.Gateways(ctx, nsID, id)
+	ep, ok := a.opts.Gateways(ctx, nsID, id)
 	if !ok {
 		return nil, g, errWorkspaceUnavailable
 	}
-	conn, err := gateway.Dial(ctx, gateway.Options{URL: url, Token: token})
+	conn, err := gateway.Dial(ctx, gateway.Options{URL: ep.URL, Token: ep.Token, Password: ep.Password})
 	if err != nil {
 		return nil, g, occ.Wrap(occ.CodeDependencyUnavailable, errWorkspaceUnavailable.Message, err)
 	}

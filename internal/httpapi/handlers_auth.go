@@ -16,6 +16,48 @@ func (h *handlers) sessionCookie(token string, maxAge int) string {
 	return c.String()
 }
 
+// sharedCookie renders the second cookie of a session when the native admin
+// UI is enabled: the shared token, scoped to the shared cookie parent domain
+// so that every Agent host receives it; maxAge < 0 clears it.
+func (h *handlers) sharedCookie(token string, maxAge int) string {
+	c := &http.Cookie{Name: SharedCookieName(h.opts.PublicOrigin), Value: token, Path: "/", Domain: h.opts.NativeAdminCookieDomain,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(h.opts.PublicOrigin, "https://"), MaxAge: maxAge}
+	return c.String()
+}
+
+// withCookies adds Set-Cookie headers to a generated response, which can
+// carry only one: they are added when the response writes its header.
+type withCookies struct {
+	http.ResponseWriter
+	cookies []string
+}
+
+func (w withCookies) WriteHeader(code int) {
+	for _, c := range w.cookies {
+		w.Header().Add("Set-Cookie", c)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// signInResponse and signOutResponse add the shared cookie.
+type signInResponse struct {
+	gen.SignIn200JSONResponse
+	extra []string
+}
+
+func (r signInResponse) VisitSignInResponse(w http.ResponseWriter) error {
+	return r.SignIn200JSONResponse.VisitSignInResponse(withCookies{w, r.extra})
+}
+
+type signOutResponse struct {
+	gen.SignOut200JSONResponse
+	extra []string
+}
+
+func (r signOutResponse) VisitSignOutResponse(w http.ResponseWriter) error {
+	return r.SignOut200JSONResponse.VisitSignOutResponse(withCookies{w, r.extra})
+}
+
 func sessionOf(p occ.Principal, expires string) gen.Session {
 	s := gen.Session{Authenticated: true}
 	s.Principal = &struct {
@@ -35,8 +77,12 @@ func (h *handlers) SignIn(ctx context.Context, r gen.SignInRequestObject) (gen.S
 		return nil, err
 	}
 	cookie := h.sessionCookie(res.Token, int(h.opts.SessionLifetime.Seconds()))
-	return gen.SignIn200JSONResponse{Body: gen.SessionEnvelope{Data: sessionOf(res.Principal, occ.FormatTime(res.ExpiresAt)), Meta: meta(ctx)},
-		Headers: gen.SignIn200ResponseHeaders{SetCookie: &cookie}}, nil
+	out := gen.SignIn200JSONResponse{Body: gen.SessionEnvelope{Data: sessionOf(res.Principal, occ.FormatTime(res.ExpiresAt)), Meta: meta(ctx)},
+		Headers: gen.SignIn200ResponseHeaders{SetCookie: &cookie}}
+	if res.SharedToken != "" && h.opts.NativeAdminCookieDomain != "" {
+		return signInResponse{out, []string{h.sharedCookie(res.SharedToken, int(h.opts.SessionLifetime.Seconds()))}}, nil
+	}
+	return out, nil
 }
 
 func (h *handlers) SignOut(ctx context.Context, _ gen.SignOutRequestObject) (gen.SignOutResponseObject, error) {
@@ -44,8 +90,12 @@ func (h *handlers) SignOut(ctx context.Context, _ gen.SignOutRequestObject) (gen
 		return nil, err
 	}
 	cookie := h.sessionCookie("", -1)
-	return gen.SignOut200JSONResponse{Body: gen.SessionEnvelope{Data: gen.Session{Authenticated: false}, Meta: meta(ctx)},
-		Headers: gen.SignOut200ResponseHeaders{SetCookie: &cookie}}, nil
+	out := gen.SignOut200JSONResponse{Body: gen.SessionEnvelope{Data: gen.Session{Authenticated: false}, Meta: meta(ctx)},
+		Headers: gen.SignOut200ResponseHeaders{SetCookie: &cookie}}
+	if h.opts.NativeAdminCookieDomain != "" {
+		return signOutResponse{out, []string{h.sharedCookie("", -1)}}, nil
+	}
+	return out, nil
 }
 
 func (h *handlers) GetSession(ctx context.Context, _ gen.GetSessionRequestObject) (gen.GetSessionResponseObject, error) {

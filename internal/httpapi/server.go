@@ -34,7 +34,11 @@ type Options struct {
 	Metrics             http.Handler // served at /metrics to installation administrators
 	PublicOrigin        string       // scheme://host[:port] browsers use
 	SessionLifetime     time.Duration
-	Logger              *slog.Logger
+	// NativeAdminCookieDomain, when the native admin UI is enabled, is the
+	// shared cookie parent domain: sign-in also sets the shared cookie
+	// there, sign-out clears it. Empty when disabled.
+	NativeAdminCookieDomain string
+	Logger                  *slog.Logger
 }
 
 // LoadSpec parses the embedded OpenAPI document.
@@ -88,6 +92,17 @@ func New(o Options) (http.Handler, error) {
 		mux.Handle("GET /metrics", authn.requireAdmin(o.App, o.Metrics))
 	}
 	return mux, nil
+}
+
+// SharedCookieName is the native admin UI's shared cookie: occ_shared, or
+// __Secure-occ_shared (which browsers accept only with Secure) when the
+// origin is HTTPS. It carries Domain=<cookie parent>, so __Host- cannot be
+// used.
+func SharedCookieName(origin string) string {
+	if strings.HasPrefix(origin, "https://") {
+		return "__Secure-occ_shared"
+	}
+	return "occ_shared"
 }
 
 // SessionCookieName is occ_session, with the __Host- prefix (which browsers

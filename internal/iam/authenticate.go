@@ -57,6 +57,23 @@ func (a *Authenticator) Session(ctx context.Context, token string) (occ.Caller, 
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
 	s, err := a.st.SessionByDigest(ctx, Digest(token))
+	return a.session(ctx, s, err)
+}
+
+// SessionByID verifies the session with that ID, for a credential that
+// names its session and was proven by other means (the native admin
+// proxy's shared token): the same checks as Session.
+func (a *Authenticator) SessionByID(ctx context.Context, id string) (occ.Caller, error) {
+	if !occ.ValidID(occ.PrefixSession, id) {
+		return occ.Caller{}, occ.ErrUnauthenticated
+	}
+	s, err := a.st.SessionByID(ctx, id)
+	return a.session(ctx, s, err)
+}
+
+// session turns a looked-up session into a Caller: it must exist, be
+// neither revoked nor expired, and belong to a principal that may sign in.
+func (a *Authenticator) session(ctx context.Context, s occ.Session, err error) (occ.Caller, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}

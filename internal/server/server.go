@@ -127,7 +127,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if m.app, err = app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver,
 		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
-		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(driver)}); err != nil {
+		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(driver),
+		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,
+			CookieDomain: cfg.NativeAdminUI.CookieDomain, PublicOrigin: cfg.PublicOrigin}}); err != nil {
 		return err
 	}
 	if working {
@@ -222,7 +224,7 @@ func (m *Main) serveAPI(ctx context.Context) error {
 		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes, "putWorkspaceFile": cfg.Limits.WorkspaceFileBodyBytes},
 		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
-		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D()})
+		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D(), NativeAdminCookieDomain: nativeAdminCookieDomain(cfg)})
 	if err != nil {
 		return err
 	}
@@ -339,8 +341,17 @@ func gatewaysOf(d compute.Driver) app.GatewayEndpoint {
 	if !ok {
 		return nil
 	}
-	return func(ctx context.Context, nsID, agentID string) (string, string, bool) {
+	return func(ctx context.Context, nsID, agentID string) (app.GatewayTarget, bool) {
 		ep, ok := rd.GatewayEndpoint(ctx, compute.AgentRef{NamespaceID: nsID, AgentID: agentID})
-		return ep.URL, ep.Token, ok
+		return app.GatewayTarget{URL: ep.URL, Token: ep.Token}, ok
 	}
+}
+
+// nativeAdminCookieDomain is the shared cookie's domain, or "" when the
+// native admin UI is off.
+func nativeAdminCookieDomain(cfg *config.Config) string {
+	if !cfg.NativeAdminUI.Enabled {
+		return ""
+	}
+	return cfg.NativeAdminUI.CookieDomain
 }

@@ -25,6 +25,18 @@ func (q Q) SessionByDigest(ctx context.Context, digest string) (occ.Session, err
 	return s, classify(err)
 }
 
+// SessionByID finds a session by its ID (the native admin proxy's shared
+// token names its session by ID, see app.NativeAdminSession).
+func (q Q) SessionByID(ctx context.Context, id string) (occ.Session, error) {
+	var s occ.Session
+	var created, expires int64
+	var revoked sql.NullInt64
+	err := q.q.QueryRowContext(ctx, `SELECT id, principal_id, digest, created_at, expires_at, revoked_at FROM sessions WHERE id = $1`,
+		id).Scan(&s.ID, &s.PrincipalID, &s.Digest, &created, &expires, &revoked)
+	s.CreatedAt, s.ExpiresAt, s.RevokedAt = occ.FromMillis(created), occ.FromMillis(expires), timePtr(revoked)
+	return s, classify(err)
+}
+
 // RevokeSession ends one session.
 func (q Q) RevokeSession(ctx context.Context, id string, at int64) error {
 	return affected(q.q.ExecContext(ctx, `UPDATE sessions SET revoked_at = COALESCE(revoked_at, $1) WHERE id = $2`, at, id))

@@ -356,6 +356,33 @@ func (e NamespaceStatus) Valid() bool {
 	}
 }
 
+// Defines values for NativeAdminUIStatus.
+const (
+	NativeAdminUIStatusAvailable   NativeAdminUIStatus = "available"
+	NativeAdminUIStatusDisabled    NativeAdminUIStatus = "disabled"
+	NativeAdminUIStatusStopped     NativeAdminUIStatus = "stopped"
+	NativeAdminUIStatusUnavailable NativeAdminUIStatus = "unavailable"
+	NativeAdminUIStatusUnsupported NativeAdminUIStatus = "unsupported"
+)
+
+// Valid indicates whether the value is a known member of the NativeAdminUIStatus enum.
+func (e NativeAdminUIStatus) Valid() bool {
+	switch e {
+	case NativeAdminUIStatusAvailable:
+		return true
+	case NativeAdminUIStatusDisabled:
+		return true
+	case NativeAdminUIStatusStopped:
+		return true
+	case NativeAdminUIStatusUnavailable:
+		return true
+	case NativeAdminUIStatusUnsupported:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PluginSelectionsApprovalPolicy.
 const (
 	AllActions      PluginSelectionsApprovalPolicy = "all_actions"
@@ -1102,6 +1129,28 @@ type NamespacePatch struct {
 
 // NamespaceStatus defines model for NamespaceStatus.
 type NamespaceStatus string
+
+// NativeAdminUI Availability of the Agent's native OpenClaw admin UI. disabled: the installation does not enable it; stopped: the Agent is not desired running; unavailable: desired running but no active revision serves yet (or a newer one is replacing it); unsupported: the compute driver exposes no gateway to this process, or the running gateway was started before the installation enabled it (redeploy); available: open url, the Agent's derived browser host, where occ authenticates the browser with the shared session cookie and authorizes exact agent:administer on every request.
+//
+// Example: {"status":"available","url":"https://agent-0123456789abcdef0123456789abcdef.admin.occ.example.com/"}
+type NativeAdminUI struct {
+	Status NativeAdminUIStatus `json:"status"`
+
+	// Url Only when available: scheme://agent-<32 hex>.<admin domain>[:port]/
+	Url *string `json:"url,omitempty"`
+}
+
+// NativeAdminUIStatus defines model for NativeAdminUI.Status.
+type NativeAdminUIStatus string
+
+// NativeAdminUIEnvelope defines model for NativeAdminUIEnvelope.
+type NativeAdminUIEnvelope struct {
+	// Data Availability of the Agent's native OpenClaw admin UI. disabled: the installation does not enable it; stopped: the Agent is not desired running; unavailable: desired running but no active revision serves yet (or a newer one is replacing it); unsupported: the compute driver exposes no gateway to this process, or the running gateway was started before the installation enabled it (redeploy); available: open url, the Agent's derived browser host, where occ authenticates the browser with the shared session cookie and authorizes exact agent:administer on every request.
+	//
+	// Example: {"status":"available","url":"https://agent-0123456789abcdef0123456789abcdef.admin.occ.example.com/"}
+	Data NativeAdminUI `json:"data"`
+	Meta Meta          `json:"meta"`
+}
 
 // PermissionName defines model for PermissionName.
 type PermissionName = string
@@ -2313,6 +2362,11 @@ type ClientInterface interface {
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 	StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetNativeAdminUI Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
+	//
+	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui (the `GetNativeAdminUI` operationId).
+	GetNativeAdminUI(ctx context.Context, namespaceId NamespaceId, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
 	//
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/revisions (the `ListAgentRevisions` operationId).
@@ -3503,6 +3557,21 @@ func (c *Client) GetDeployment(ctx context.Context, namespaceId NamespaceId, age
 // Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 func (c *Client) StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamDeploymentRequest(c.Server, namespaceId, agentId, revisionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetNativeAdminUI Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
+//
+// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui (the `GetNativeAdminUI` operationId).
+func (c *Client) GetNativeAdminUI(ctx context.Context, namespaceId NamespaceId, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetNativeAdminUIRequest(c.Server, namespaceId, agentId)
 	if err != nil {
 		return nil, err
 	}
@@ -6660,6 +6729,47 @@ func NewStreamDeploymentRequest(server string, namespaceId NamespaceId, agentId 
 	return req, nil
 }
 
+// NewGetNativeAdminUIRequest constructs an http.Request for the GetNativeAdminUI method
+func NewGetNativeAdminUIRequest(server string, namespaceId NamespaceId, agentId AgentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespaceId", namespaceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/namespaces/%s/agents/%s/native-admin-ui", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAgentRevisionsRequest constructs an http.Request for the ListAgentRevisions method
 func NewListAgentRevisionsRequest(server string, namespaceId NamespaceId, agentId AgentId, params *ListAgentRevisionsParams) (*http.Request, error) {
 	var err error
@@ -9750,6 +9860,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 	StreamDeploymentWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*StreamDeploymentResponse, error)
 
+	// GetNativeAdminUIWithResponse Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui (the `GetNativeAdminUI` operationId).
+	GetNativeAdminUIWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, reqEditors ...RequestEditorFn) (*GetNativeAdminUIResponse, error)
+
 	// ListAgentRevisionsWithResponse List an Agent's revisions the caller may read (no route mutates or deletes one)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12324,6 +12441,54 @@ func (r StreamDeploymentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamDeploymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetNativeAdminUIResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *NativeAdminUIEnvelope
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetNativeAdminUIResponse) GetJSON200() *NativeAdminUIEnvelope {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetNativeAdminUIResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetNativeAdminUIResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetNativeAdminUIResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetNativeAdminUIResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetNativeAdminUIResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15295,6 +15460,19 @@ func (c *ClientWithResponses) StreamDeploymentWithResponse(ctx context.Context, 
 	return ParseStreamDeploymentResponse(rsp)
 }
 
+// GetNativeAdminUIWithResponse Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui (the `GetNativeAdminUI` operationId).
+func (c *ClientWithResponses) GetNativeAdminUIWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, reqEditors ...RequestEditorFn) (*GetNativeAdminUIResponse, error) {
+	rsp, err := c.GetNativeAdminUI(ctx, namespaceId, agentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetNativeAdminUIResponse(rsp)
+}
+
 // ListAgentRevisionsWithResponse List an Agent's revisions the caller may read (no route mutates or deletes one)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -17604,6 +17782,39 @@ func ParseStreamDeploymentResponse(rsp *http.Response) (*StreamDeploymentRespons
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetNativeAdminUIResponse parses an HTTP response from a GetNativeAdminUIWithResponse call
+func ParseGetNativeAdminUIResponse(rsp *http.Response) (*GetNativeAdminUIResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetNativeAdminUIResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest NativeAdminUIEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

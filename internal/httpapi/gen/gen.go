@@ -357,6 +357,33 @@ func (e NamespaceStatus) Valid() bool {
 	}
 }
 
+// Defines values for NativeAdminUIStatus.
+const (
+	NativeAdminUIStatusAvailable   NativeAdminUIStatus = "available"
+	NativeAdminUIStatusDisabled    NativeAdminUIStatus = "disabled"
+	NativeAdminUIStatusStopped     NativeAdminUIStatus = "stopped"
+	NativeAdminUIStatusUnavailable NativeAdminUIStatus = "unavailable"
+	NativeAdminUIStatusUnsupported NativeAdminUIStatus = "unsupported"
+)
+
+// Valid indicates whether the value is a known member of the NativeAdminUIStatus enum.
+func (e NativeAdminUIStatus) Valid() bool {
+	switch e {
+	case NativeAdminUIStatusAvailable:
+		return true
+	case NativeAdminUIStatusDisabled:
+		return true
+	case NativeAdminUIStatusStopped:
+		return true
+	case NativeAdminUIStatusUnavailable:
+		return true
+	case NativeAdminUIStatusUnsupported:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PluginSelectionsApprovalPolicy.
 const (
 	AllActions      PluginSelectionsApprovalPolicy = "all_actions"
@@ -1103,6 +1130,28 @@ type NamespacePatch struct {
 
 // NamespaceStatus defines model for NamespaceStatus.
 type NamespaceStatus string
+
+// NativeAdminUI Availability of the Agent's native OpenClaw admin UI. disabled: the installation does not enable it; stopped: the Agent is not desired running; unavailable: desired running but no active revision serves yet (or a newer one is replacing it); unsupported: the compute driver exposes no gateway to this process, or the running gateway was started before the installation enabled it (redeploy); available: open url, the Agent's derived browser host, where occ authenticates the browser with the shared session cookie and authorizes exact agent:administer on every request.
+//
+// Example: {"status":"available","url":"https://agent-0123456789abcdef0123456789abcdef.admin.occ.example.com/"}
+type NativeAdminUI struct {
+	Status NativeAdminUIStatus `json:"status"`
+
+	// Url Only when available: scheme://agent-<32 hex>.<admin domain>[:port]/
+	Url *string `json:"url,omitempty"`
+}
+
+// NativeAdminUIStatus defines model for NativeAdminUI.Status.
+type NativeAdminUIStatus string
+
+// NativeAdminUIEnvelope defines model for NativeAdminUIEnvelope.
+type NativeAdminUIEnvelope struct {
+	// Data Availability of the Agent's native OpenClaw admin UI. disabled: the installation does not enable it; stopped: the Agent is not desired running; unavailable: desired running but no active revision serves yet (or a newer one is replacing it); unsupported: the compute driver exposes no gateway to this process, or the running gateway was started before the installation enabled it (redeploy); available: open url, the Agent's derived browser host, where occ authenticates the browser with the shared session cookie and authorizes exact agent:administer on every request.
+	//
+	// Example: {"status":"available","url":"https://agent-0123456789abcdef0123456789abcdef.admin.occ.example.com/"}
+	Data NativeAdminUI `json:"data"`
+	Meta Meta          `json:"meta"`
+}
 
 // PermissionName defines model for PermissionName.
 type PermissionName = string
@@ -2077,6 +2126,9 @@ type ServerInterface interface {
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
 	StreamDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
+	// GetNativeAdminUI Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui)
+	GetNativeAdminUI(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId)
 	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
 	ListAgentRevisions(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, params ListAgentRevisionsParams)
@@ -3883,6 +3935,41 @@ func (siw *ServerInterfaceWrapper) StreamDeployment(w http.ResponseWriter, r *ht
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StreamDeployment(w, r, namespaceId, agentId, revisionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetNativeAdminUI operation middleware
+func (siw *ServerInterfaceWrapper) GetNativeAdminUI(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetNativeAdminUI(w, r, namespaceId, agentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6359,6 +6446,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodDelete+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.DeleteCredentialSource)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.GetCredentialSource)
 	m.HandleFunc(http.MethodPatch+" "+options.BaseURL+"/namespaces/{namespaceId}/credential-sources/{credentialSourceId}", wrapper.UpdateCredentialSource)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/native-admin-ui", wrapper.GetNativeAdminUI)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name}", wrapper.GetWorkspaceFile)
 	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name}", wrapper.PutWorkspaceFile)
 
@@ -8208,6 +8296,46 @@ type StreamDeploymentdefaultJSONResponse struct {
 }
 
 func (response StreamDeploymentdefaultJSONResponse) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNativeAdminUIRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+}
+
+type GetNativeAdminUIResponseObject interface {
+	VisitGetNativeAdminUIResponse(w http.ResponseWriter) error
+}
+
+type GetNativeAdminUI200JSONResponse NativeAdminUIEnvelope
+
+func (response GetNativeAdminUI200JSONResponse) VisitGetNativeAdminUIResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetNativeAdminUIdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetNativeAdminUIdefaultJSONResponse) VisitGetNativeAdminUIResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -10320,6 +10448,9 @@ type StrictServerInterface interface {
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
 	StreamDeployment(ctx context.Context, request StreamDeploymentRequestObject) (StreamDeploymentResponseObject, error)
+	// GetNativeAdminUI Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui)
+	GetNativeAdminUI(ctx context.Context, request GetNativeAdminUIRequestObject) (GetNativeAdminUIResponseObject, error)
 	// ListAgentRevisions List an Agent's revisions the caller may read (no route mutates or deletes one)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/revisions)
 	ListAgentRevisions(ctx context.Context, request ListAgentRevisionsRequestObject) (ListAgentRevisionsResponseObject, error)
@@ -11739,6 +11870,33 @@ func (sh *strictHandler) StreamDeployment(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StreamDeploymentResponseObject); ok {
 		if err := validResponse.VisitStreamDeploymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetNativeAdminUI operation middleware
+func (sh *strictHandler) GetNativeAdminUI(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId) {
+	var request GetNativeAdminUIRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetNativeAdminUI(ctx, request.(GetNativeAdminUIRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetNativeAdminUI")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetNativeAdminUIResponseObject); ok {
+		if err := validResponse.VisitGetNativeAdminUIResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
