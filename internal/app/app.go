@@ -42,6 +42,7 @@ type Options struct {
 	WorkspaceDefaultsID      string           // SHA-256 identity of the pinned runtime's default workspace files
 	Gateways                 GatewayEndpoint  // finds a running Agent's gateway (live workspace files, native admin UI)
 	NativeAdmin              NativeAdmin      // the native admin UI toggle and domains
+	Diagnose                 Diagnoser        // runs fresh checks of a revision (deployment diagnostics)
 	// BackendClient issues service account credentials; nil means the
 	// HTTP client of package backends.
 	BackendClient backends.Client

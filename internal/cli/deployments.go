@@ -10,10 +10,10 @@ import (
 	"github.com/openclaw/occ/internal/client"
 )
 
-// deploymentsCmd is `occ deployments get`.
+// deploymentsCmd is `occ deployments get|diagnose`.
 func deploymentsCmd(api *apiOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "deployments", Aliases: []string{"deployment"}, Short: "Deployments of Agents (one per revision)"}
-	cmd.AddCommand(deploymentsGetCmd(api))
+	cmd.AddCommand(deploymentsGetCmd(api), deploymentsDiagnoseCmd(api))
 	return cmd
 }
 
@@ -80,4 +80,41 @@ func runDeploymentsGet(ctx context.Context, opts *deploymentsGetOptions) error {
 		func(c *client.Client, ctx context.Context, ns, id string) (*client.DeploymentStatus, error) {
 			return c.GetDeployment(ctx, ns, id, opts.Deployment)
 		}, printDeployment)
+}
+
+// deploymentsDiagnoseOptions are the inputs of `occ deployments diagnose`.
+type deploymentsDiagnoseOptions struct {
+	API *apiOptions
+	// Agent is an Agent ID or name.
+	Agent string
+	// Deployment is the deployment (revision) ID.
+	Deployment string
+}
+
+func deploymentsDiagnoseCmd(api *apiOptions) *cobra.Command {
+	opts := &deploymentsDiagnoseOptions{API: api}
+	return verbCmd(api, "diagnose AGENT DEPLOYMENT",
+		"Run fresh checks of a deployment's runtime (gateway process and probes, Slack without sending); changes nothing",
+		func(ctx context.Context) error { return runDeploymentsDiagnose(ctx, opts) }, &opts.Agent, &opts.Deployment)
+}
+
+func runDeploymentsDiagnose(ctx context.Context, opts *deploymentsDiagnoseOptions) error {
+	return actOn(ctx, opts.API, opts.Agent, resolveAgent,
+		func(c *client.Client, ctx context.Context, ns, id string) (*client.DeploymentDiagnostics, error) {
+			return c.DiagnoseDeployment(ctx, ns, id, opts.Deployment)
+		}, printDiagnostics)
+}
+
+// printDiagnostics writes the checks: as JSON, or a line naming the
+// revision and observation time above a table of the checks.
+func printDiagnostics(api *apiOptions, d *client.DeploymentDiagnostics) error {
+	if api.json() {
+		return api.printJSON(d)
+	}
+	fmt.Fprintf(api.IO.Out, "revision %s observed at %s\n", d.RevisionId, d.ObservedAt)
+	rows := make([][]string, 0, len(d.Checks))
+	for _, c := range d.Checks {
+		rows = append(rows, []string{c.Component, c.Check, string(c.Status), c.Code, c.Message})
+	}
+	return api.printTable([]string{"COMPONENT", "CHECK", "STATUS", "CODE", "MESSAGE"}, rows)
 }

@@ -117,3 +117,43 @@ func TestDeploymentsGet(t *testing.T) {
 		t.Fatalf("missing = %+v", r)
 	}
 }
+
+func TestDeploymentsDiagnose(t *testing.T) {
+	t.Parallel()
+	f := newFakeOCC(t)
+	diag := agentsPath + "/" + agtID + "/deployments/" + revID + "/diagnostics"
+	f.routes["POST "+diag] = func(w http.ResponseWriter, r *http.Request) {
+		writeData(w, 200, map[string]any{"revisionId": revID, "observedAt": timestamp, "checks": []any{
+			map[string]any{"component": "gateway", "check": "process", "status": "succeeded", "code": "OK", "message": "The check succeeded."},
+			map[string]any{"component": "slack", "check": "authentication", "status": "failed", "code": "SLACK_AUTHENTICATION_FAILED",
+				"message": "Slack rejected the configured tokens."}}})
+	}
+	f.routes["POST "+agentsPath+"/"+agtID+"/deployments/rev_00000000-0000-4000-8000-00000000ffff/diagnostics"] = func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, 503, "DEPENDENCY_UNAVAILABLE", "Diagnostics are unavailable: the compute driver gave no usable evidence for this revision.")
+	}
+	f.start()
+	api, out, _ := f.api("table")
+	if err := runDeploymentsDiagnose(context.Background(), &deploymentsDiagnoseOptions{API: api, Agent: "bot", Deployment: revID}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || lines[0] != "revision "+revID+" observed at "+timestamp ||
+		strings.Join(strings.Fields(lines[1]), " ") != "COMPONENT CHECK STATUS CODE MESSAGE" ||
+		strings.Join(strings.Fields(lines[2]), " ") != "gateway process succeeded OK The check succeeded." ||
+		strings.Join(strings.Fields(lines[3]), " ") != "slack authentication failed SLACK_AUTHENTICATION_FAILED Slack rejected the configured tokens." {
+		t.Fatalf("diagnose table:\n%s", out)
+	}
+	if f.body("POST "+diag) != nil {
+		t.Fatalf("diagnose sent a body: %v", f.body("POST "+diag))
+	}
+
+	r := execute(f.env(), "", "deployments", "diagnose", "bot", revID, "-o", "json")
+	var d map[string]any
+	if r.code != 0 || json.Unmarshal([]byte(r.out), &d) != nil || d["revisionId"] != revID || len(d["checks"].([]any)) != 2 {
+		t.Fatalf("diagnose -o json = %+v", r)
+	}
+	r = execute(f.env(), "", "deployments", "diagnose", "bot", "rev_00000000-0000-4000-8000-00000000ffff")
+	if r.code != 1 || r.err != "occ: DEPENDENCY_UNAVAILABLE: Diagnostics are unavailable: the compute driver gave no usable evidence for this revision. (request "+reqID+")\n" {
+		t.Fatalf("unavailable = %+v", r)
+	}
+}

@@ -35,6 +35,10 @@ type (
 	HarnessAuth = gen.HarnessAuth
 	// DeploymentStatus is a deployment's persisted status.
 	DeploymentStatus = gen.DeploymentStatus
+	// DeploymentDiagnostics are fresh checks of a deployment's revision.
+	DeploymentDiagnostics = gen.DeploymentDiagnostics
+	// DiagnosticCheck is one check of DeploymentDiagnostics.
+	DiagnosticCheck = gen.DiagnosticCheck
 	// Configuration is a native OpenClaw configuration document with its metadata.
 	Configuration = gen.Configuration
 	// ConfigurationCreate is the body of a Configuration create.

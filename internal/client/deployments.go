@@ -25,6 +25,19 @@ func (c *Client) GetDeployment(ctx context.Context, ns, agent, rev string) (*Dep
 	return &r.JSON200.Data, nil
 }
 
+// DiagnoseDeployment asks for fresh checks of a deployment's revision
+// (POST …/deployments/{rev}/diagnostics); nothing on the server changes.
+func (c *Client) DiagnoseDeployment(ctx context.Context, ns, agent, rev string) (*DeploymentDiagnostics, error) {
+	r, err := c.api.DiagnoseDeploymentWithResponse(ctx, ns, agent, rev)
+	if err != nil {
+		return nil, requestError("diagnose deployment", err)
+	}
+	if r.JSON200 == nil {
+		return nil, unexpected(r.HTTPResponse, r.Body)
+	}
+	return &r.JSON200.Data, nil
+}
+
 // Terminal reports whether a deployment status is final (succeeded or
 // failed); a terminal result is never rewritten.
 func Terminal(st *DeploymentStatus) bool {

@@ -3,6 +3,8 @@ package compute
 import (
 	"context"
 	"time"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // AgentRef names an Agent to a driver.
@@ -64,7 +66,7 @@ type Endpoint struct {
 }
 
 // MaxChecks is the most checks one diagnosis may hold (CONTRACT.md §7).
-const MaxChecks = 32
+const MaxChecks = occ.MaxDiagnosticChecks
 
 // Diagnosis is what Diagnose observed: the revision the checks are of and
 // the checks themselves (at most MaxChecks), each with a fixed code and

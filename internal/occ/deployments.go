@@ -58,3 +58,12 @@ func AttemptProgress(code string) (string, string) {
 	}
 	return AttemptPending, "Deployment has not completed. Another reconciliation is pending."
 }
+
+// Diagnostics of a deployment (CONTRACT.md §7): at most MaxDiagnosticChecks
+// checks, each with one of the statuses below.
+const (
+	MaxDiagnosticChecks = 32
+	CheckSucceeded      = "succeeded"
+	CheckFailed         = "failed"
+	CheckUnknown        = "unknown"
+)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ type route struct {
 	mode             string
 	perm             occ.Permission
 	requires         []occ.Permission // also needed by the example (no escalation)
+	also             []occ.Permission // exact routes: permissions on other resources of the path, each checked too
 	item             string           // list routes: the fixture that must show up
 	parent           occ.Permission   // list routes: what the caller must hold on the parent instead of namespace:read
 	op               *openapi3.Operation
@@ -37,7 +39,7 @@ func routes(t *testing.T, spec *openapi3.T) []route {
 			b, _ := json.Marshal(raw)
 			var a struct {
 				Mode, Permission, Item, Parent string
-				Requires                       []string
+				Requires, Also                 []string
 			}
 			if err := json.Unmarshal(b, &a); err != nil {
 				t.Fatal(err)
@@ -59,6 +61,16 @@ func routes(t *testing.T, spec *openapi3.T) []route {
 					t.Fatalf("%s: %v", op.OperationID, err)
 				}
 				r.requires = append(r.requires, p)
+			}
+			for _, q := range a.Also {
+				p, err := occ.ParsePermission(q)
+				if err != nil {
+					t.Fatalf("%s: %v", op.OperationID, err)
+				}
+				if a.Mode != "exact" {
+					t.Fatalf("%s: also is for exact routes", op.OperationID)
+				}
+				r.also = append(r.also, p)
 			}
 			if a.Mode != "public" && a.Mode != "session" {
 				p, err := occ.ParsePermission(a.Permission)
@@ -184,7 +196,7 @@ func TestPermissionMatrix(t *testing.T) {
 					// The permission on the resource the path names; seeing it
 					// takes <kind>:read (and its Namespace's read).
 					read := occ.P(r.perm.Kind, occ.ActionRead)
-					perms := append([]occ.Permission{r.perm, read, nsRead}, r.requires...)
+					perms := append(append([]occ.Permission{r.perm, read, nsRead}, r.requires...), r.also...)
 					elsewhere, _ := e.principal(grant{perms: perms, namespace: other})
 					expect("principal of another namespace", do(elsewhere), 404)
 					denied := 403
@@ -201,6 +213,18 @@ func TestPermissionMatrix(t *testing.T) {
 					expect("without permission", do(readOnly), denied)
 					restricted, _ := e.principal(grant{perms: perms, namespace: target, restrict: []occ.Permission{r.perm}})
 					expect("restricted", do(restricted), denied)
+					// Every further permission is needed too: without it, or
+					// restricted, 404 for a read (existence stays private), else 403.
+					for _, q := range r.also {
+						denied := 403
+						if q.Action == occ.ActionRead {
+							denied = 404
+						}
+						without, _ := e.principal(grant{perms: slices.DeleteFunc(slices.Clone(perms), func(p occ.Permission) bool { return p == q }), namespace: target})
+						expect("without "+q.String(), do(without), denied)
+						restricted, _ := e.principal(grant{perms: perms, namespace: target, restrict: []occ.Permission{q}})
+						expect("restricted "+q.String(), do(restricted), denied)
+					}
 					with, _ := e.principal(grant{perms: perms, namespace: target})
 					expect("with permission", do(with), want)
 				case "collection":

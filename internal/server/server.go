@@ -128,6 +128,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
 		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(driver),
+		Diagnose: diagnoserOf(driver),
 		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,
 			CookieDomain: cfg.NativeAdminUI.CookieDomain, PublicOrigin: cfg.PublicOrigin}}); err != nil {
 		return err
@@ -333,6 +334,26 @@ func (l logLines) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// diagnoserOf runs deployment diagnostics through the compute driver (nil
+// when it cannot: the route then answers 503).
+func diagnoserOf(d compute.Driver) app.Diagnoser {
+	rd, ok := d.(compute.RevisionDriver)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, nsID, agentID, revisionID string) (app.Diagnosis, error) {
+		dg, err := rd.Diagnose(ctx, compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: nsID, AgentID: agentID}, RevisionID: revisionID})
+		if err != nil {
+			return app.Diagnosis{}, err
+		}
+		out := app.Diagnosis{RevisionID: dg.RevisionID, Checks: make([]app.DiagnosticCheck, 0, len(dg.Checks))}
+		for _, c := range dg.Checks {
+			out.Checks = append(out.Checks, app.DiagnosticCheck{Component: c.Component, Check: c.Check, Status: c.Status, Code: c.Code, Message: c.Message})
+		}
+		return out, nil
+	}
 }
 
 // gatewaysOf finds a running Agent's gateway through the compute driver.

@@ -215,6 +215,27 @@ func (e DeploymentStatusWarningsCode) Valid() bool {
 	}
 }
 
+// Defines values for DiagnosticCheckStatus.
+const (
+	DiagnosticCheckStatusFailed    DiagnosticCheckStatus = "failed"
+	DiagnosticCheckStatusSucceeded DiagnosticCheckStatus = "succeeded"
+	DiagnosticCheckStatusUnknown   DiagnosticCheckStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DiagnosticCheckStatus enum.
+func (e DiagnosticCheckStatus) Valid() bool {
+	switch e {
+	case DiagnosticCheckStatusFailed:
+		return true
+	case DiagnosticCheckStatusSucceeded:
+		return true
+	case DiagnosticCheckStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorDetailCode.
 const (
 	INVALIDFORMAT ErrorDetailCode = "INVALID_FORMAT"
@@ -971,6 +992,24 @@ type CredentialSourcePatch struct {
 // CredentialSourceSecrets A field of the source type → the Secret (of the same Namespace) that supplies it.
 type CredentialSourceSecrets map[string]SecretRef
 
+// DeploymentDiagnostics Fresh checks of one revision's runtime, made for this request and never stored. A revision without a workload (a stopped Agent, a superseded revision) answers unknown checks; Slack is checked (configuration, authentication, connectivity) only when the revision's configuration has channels.slack, and no message is ever sent. No check proves a model response.
+//
+// Example: {"checks":[{"check":"process","code":"OK","component":"gateway","message":"The check succeeded.","status":"succeeded"},{"check":"readyz","code":"NOT_READY","component":"gateway","message":"The gateway reports a failing component.","status":"failed"},{"check":"authentication","code":"SLACK_AUTHENTICATION_FAILED","component":"slack","message":"Slack rejected the configured tokens.","status":"failed"}],"observedAt":"2026-01-01T00:00:00.000Z","revisionId":"rev_123e4567-e89b-42d3-a456-426614174000"}
+type DeploymentDiagnostics struct {
+	Checks     []DiagnosticCheck `json:"checks"`
+	ObservedAt Timestamp         `json:"observedAt"`
+	RevisionId string            `json:"revisionId"`
+}
+
+// DeploymentDiagnosticsEnvelope defines model for DeploymentDiagnosticsEnvelope.
+type DeploymentDiagnosticsEnvelope struct {
+	// Data Fresh checks of one revision's runtime, made for this request and never stored. A revision without a workload (a stopped Agent, a superseded revision) answers unknown checks; Slack is checked (configuration, authentication, connectivity) only when the revision's configuration has channels.slack, and no message is ever sent. No check proves a model response.
+	//
+	// Example: {"checks":[{"check":"process","code":"OK","component":"gateway","message":"The check succeeded.","status":"succeeded"},{"check":"readyz","code":"NOT_READY","component":"gateway","message":"The gateway reports a failing component.","status":"failed"},{"check":"authentication","code":"SLACK_AUTHENTICATION_FAILED","component":"slack","message":"Slack rejected the configured tokens.","status":"failed"}],"observedAt":"2026-01-01T00:00:00.000Z","revisionId":"rev_123e4567-e89b-42d3-a456-426614174000"}
+	Data DeploymentDiagnostics `json:"data"`
+	Meta Meta                  `json:"meta"`
+}
+
 // DeploymentStatus defines model for DeploymentStatus.
 type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
@@ -1007,6 +1046,25 @@ type DeploymentStatusEnvelope struct {
 	Data DeploymentStatus `json:"data"`
 	Meta Meta             `json:"meta"`
 }
+
+// DiagnosticCheck defines model for DiagnosticCheck.
+type DiagnosticCheck struct {
+	// Check The check of that component (gateway: process, healthz, startupz, readyz; slack: configuration, authentication, connectivity).
+	Check string `json:"check"`
+
+	// Code A fixed code: OK when succeeded; UNAVAILABLE when nothing could be observed.
+	Code string `json:"code"`
+
+	// Component What was checked (local driver: gateway, slack).
+	Component string `json:"component"`
+
+	// Message The code's fixed message; never text the runtime produced.
+	Message string                `json:"message"`
+	Status  DiagnosticCheckStatus `json:"status"`
+}
+
+// DiagnosticCheckStatus defines model for DiagnosticCheck.Status.
+type DiagnosticCheckStatus string
 
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
@@ -2357,6 +2415,11 @@ type ClientInterface interface {
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId} (the `GetDeployment` operationId).
 	GetDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DiagnoseDeployment Run fresh checks of the revision's runtime (gateway process and probes; Slack without sending); bodyless, changes nothing stored
+	//
+	// Corresponds with POST /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics (the `DiagnoseDeployment` operationId).
+	DiagnoseDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	//
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
@@ -3542,6 +3605,21 @@ func (c *Client) DeployAgent(ctx context.Context, namespaceId NamespaceId, agent
 // Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId} (the `GetDeployment` operationId).
 func (c *Client) GetDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDeploymentRequest(c.Server, namespaceId, agentId, revisionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DiagnoseDeployment Run fresh checks of the revision's runtime (gateway process and probes; Slack without sending); bodyless, changes nothing stored
+//
+// Corresponds with POST /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics (the `DiagnoseDeployment` operationId).
+func (c *Client) DiagnoseDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiagnoseDeploymentRequest(c.Server, namespaceId, agentId, revisionId)
 	if err != nil {
 		return nil, err
 	}
@@ -6674,6 +6752,54 @@ func NewGetDeploymentRequest(server string, namespaceId NamespaceId, agentId Age
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDiagnoseDeploymentRequest constructs an http.Request for the DiagnoseDeployment method
+func NewDiagnoseDeploymentRequest(server string, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespaceId", namespaceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "revisionId", revisionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/namespaces/%s/agents/%s/deployments/%s/diagnostics", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -9853,6 +9979,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId} (the `GetDeployment` operationId).
 	GetDeploymentWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*GetDeploymentResponse, error)
 
+	// DiagnoseDeploymentWithResponse Run fresh checks of the revision's runtime (gateway process and probes; Slack without sending); bodyless, changes nothing stored
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics (the `DiagnoseDeployment` operationId).
+	DiagnoseDeploymentWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*DiagnoseDeploymentResponse, error)
+
 	// StreamDeploymentWithResponse Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -12400,6 +12533,54 @@ func (r GetDeploymentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDeploymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DiagnoseDeploymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeploymentDiagnosticsEnvelope
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DiagnoseDeploymentResponse) GetJSON200() *DeploymentDiagnosticsEnvelope {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DiagnoseDeploymentResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DiagnoseDeploymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DiagnoseDeploymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DiagnoseDeploymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DiagnoseDeploymentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15447,6 +15628,19 @@ func (c *ClientWithResponses) GetDeploymentWithResponse(ctx context.Context, nam
 	return ParseGetDeploymentResponse(rsp)
 }
 
+// DiagnoseDeploymentWithResponse Run fresh checks of the revision's runtime (gateway process and probes; Slack without sending); bodyless, changes nothing stored
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics (the `DiagnoseDeployment` operationId).
+func (c *ClientWithResponses) DiagnoseDeploymentWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*DiagnoseDeploymentResponse, error) {
+	rsp, err := c.DiagnoseDeployment(ctx, namespaceId, agentId, revisionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiagnoseDeploymentResponse(rsp)
+}
+
 // StreamDeploymentWithResponse Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -17751,6 +17945,39 @@ func ParseGetDeploymentResponse(rsp *http.Response) (*GetDeploymentResponse, err
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest DeploymentStatusEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDiagnoseDeploymentResponse parses an HTTP response from a DiagnoseDeploymentWithResponse call
+func ParseDiagnoseDeploymentResponse(rsp *http.Response) (*DiagnoseDeploymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DiagnoseDeploymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeploymentDiagnosticsEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

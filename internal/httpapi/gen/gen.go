@@ -216,6 +216,27 @@ func (e DeploymentStatusWarningsCode) Valid() bool {
 	}
 }
 
+// Defines values for DiagnosticCheckStatus.
+const (
+	DiagnosticCheckStatusFailed    DiagnosticCheckStatus = "failed"
+	DiagnosticCheckStatusSucceeded DiagnosticCheckStatus = "succeeded"
+	DiagnosticCheckStatusUnknown   DiagnosticCheckStatus = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the DiagnosticCheckStatus enum.
+func (e DiagnosticCheckStatus) Valid() bool {
+	switch e {
+	case DiagnosticCheckStatusFailed:
+		return true
+	case DiagnosticCheckStatusSucceeded:
+		return true
+	case DiagnosticCheckStatusUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorDetailCode.
 const (
 	INVALIDFORMAT ErrorDetailCode = "INVALID_FORMAT"
@@ -972,6 +993,24 @@ type CredentialSourcePatch struct {
 // CredentialSourceSecrets A field of the source type → the Secret (of the same Namespace) that supplies it.
 type CredentialSourceSecrets map[string]SecretRef
 
+// DeploymentDiagnostics Fresh checks of one revision's runtime, made for this request and never stored. A revision without a workload (a stopped Agent, a superseded revision) answers unknown checks; Slack is checked (configuration, authentication, connectivity) only when the revision's configuration has channels.slack, and no message is ever sent. No check proves a model response.
+//
+// Example: {"checks":[{"check":"process","code":"OK","component":"gateway","message":"The check succeeded.","status":"succeeded"},{"check":"readyz","code":"NOT_READY","component":"gateway","message":"The gateway reports a failing component.","status":"failed"},{"check":"authentication","code":"SLACK_AUTHENTICATION_FAILED","component":"slack","message":"Slack rejected the configured tokens.","status":"failed"}],"observedAt":"2026-01-01T00:00:00.000Z","revisionId":"rev_123e4567-e89b-42d3-a456-426614174000"}
+type DeploymentDiagnostics struct {
+	Checks     []DiagnosticCheck `json:"checks"`
+	ObservedAt Timestamp         `json:"observedAt"`
+	RevisionId string            `json:"revisionId"`
+}
+
+// DeploymentDiagnosticsEnvelope defines model for DeploymentDiagnosticsEnvelope.
+type DeploymentDiagnosticsEnvelope struct {
+	// Data Fresh checks of one revision's runtime, made for this request and never stored. A revision without a workload (a stopped Agent, a superseded revision) answers unknown checks; Slack is checked (configuration, authentication, connectivity) only when the revision's configuration has channels.slack, and no message is ever sent. No check proves a model response.
+	//
+	// Example: {"checks":[{"check":"process","code":"OK","component":"gateway","message":"The check succeeded.","status":"succeeded"},{"check":"readyz","code":"NOT_READY","component":"gateway","message":"The gateway reports a failing component.","status":"failed"},{"check":"authentication","code":"SLACK_AUTHENTICATION_FAILED","component":"slack","message":"Slack rejected the configured tokens.","status":"failed"}],"observedAt":"2026-01-01T00:00:00.000Z","revisionId":"rev_123e4567-e89b-42d3-a456-426614174000"}
+	Data DeploymentDiagnostics `json:"data"`
+	Meta Meta                  `json:"meta"`
+}
+
 // DeploymentStatus defines model for DeploymentStatus.
 type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
@@ -1008,6 +1047,25 @@ type DeploymentStatusEnvelope struct {
 	Data DeploymentStatus `json:"data"`
 	Meta Meta             `json:"meta"`
 }
+
+// DiagnosticCheck defines model for DiagnosticCheck.
+type DiagnosticCheck struct {
+	// Check The check of that component (gateway: process, healthz, startupz, readyz; slack: configuration, authentication, connectivity).
+	Check string `json:"check"`
+
+	// Code A fixed code: OK when succeeded; UNAVAILABLE when nothing could be observed.
+	Code string `json:"code"`
+
+	// Component What was checked (local driver: gateway, slack).
+	Component string `json:"component"`
+
+	// Message The code's fixed message; never text the runtime produced.
+	Message string                `json:"message"`
+	Status  DiagnosticCheckStatus `json:"status"`
+}
+
+// DiagnosticCheckStatus defines model for DiagnosticCheck.Status.
+type DiagnosticCheckStatus string
 
 // ErrorBody defines model for ErrorBody.
 type ErrorBody struct {
@@ -2123,6 +2181,9 @@ type ServerInterface interface {
 	// GetDeployment Poll a deployment's persisted status (agent_revision:read alone)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId})
 	GetDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
+	// DiagnoseDeployment Run fresh checks of the revision's runtime (gateway process and probes; Slack without sending); bodyless, changes nothing stored
+	// (POST /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics)
+	DiagnoseDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
 	StreamDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
@@ -3891,6 +3952,50 @@ func (siw *ServerInterfaceWrapper) GetDeployment(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetDeployment(w, r, namespaceId, agentId, revisionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// DiagnoseDeployment operation middleware
+func (siw *ServerInterfaceWrapper) DiagnoseDeployment(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "revisionId" -------------
+	var revisionId RevisionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "revisionId", r.PathValue("revisionId"), &revisionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "revisionId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.DiagnoseDeployment(w, r, namespaceId, agentId, revisionId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6433,6 +6538,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/stop", wrapper.StopAgent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}", wrapper.GetDeployment)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events", wrapper.StreamDeployment)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics", wrapper.DiagnoseDeployment)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions", wrapper.ListAgentRevisions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}", wrapper.GetAgentRevision)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/backends", wrapper.ListBackends)
@@ -8226,6 +8332,47 @@ type GetDeploymentdefaultJSONResponse struct {
 }
 
 func (response GetDeploymentdefaultJSONResponse) VisitGetDeploymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DiagnoseDeploymentRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	RevisionId  RevisionId  `json:"revisionId"`
+}
+
+type DiagnoseDeploymentResponseObject interface {
+	VisitDiagnoseDeploymentResponse(w http.ResponseWriter) error
+}
+
+type DiagnoseDeployment200JSONResponse DeploymentDiagnosticsEnvelope
+
+func (response DiagnoseDeployment200JSONResponse) VisitDiagnoseDeploymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DiagnoseDeploymentdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response DiagnoseDeploymentdefaultJSONResponse) VisitDiagnoseDeploymentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -10445,6 +10592,9 @@ type StrictServerInterface interface {
 	// GetDeployment Poll a deployment's persisted status (agent_revision:read alone)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId})
 	GetDeployment(ctx context.Context, request GetDeploymentRequestObject) (GetDeploymentResponseObject, error)
+	// DiagnoseDeployment Run fresh checks of the revision's runtime (gateway process and probes; Slack without sending); bodyless, changes nothing stored
+	// (POST /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics)
+	DiagnoseDeployment(ctx context.Context, request DiagnoseDeploymentRequestObject) (DiagnoseDeploymentResponseObject, error)
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
 	StreamDeployment(ctx context.Context, request StreamDeploymentRequestObject) (StreamDeploymentResponseObject, error)
@@ -11842,6 +11992,34 @@ func (sh *strictHandler) GetDeployment(w http.ResponseWriter, r *http.Request, n
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetDeploymentResponseObject); ok {
 		if err := validResponse.VisitGetDeploymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// DiagnoseDeployment operation middleware
+func (sh *strictHandler) DiagnoseDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId) {
+	var request DiagnoseDeploymentRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.RevisionId = revisionId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.DiagnoseDeployment(ctx, request.(DiagnoseDeploymentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DiagnoseDeployment")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(DiagnoseDeploymentResponseObject); ok {
+		if err := validResponse.VisitDiagnoseDeploymentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
