@@ -170,7 +170,10 @@ type NativeAdminTarget struct {
 
 var (
 	errNativeAdminUnknownHost = occ.E(occ.CodeNotFound, "No Agent's native admin UI has this address.")
-	errNativeAdminNotServing  = occ.E(occ.CodeDependencyUnavailable, "The Agent's native admin UI is not available now; check its status in occ.")
+	// ErrNativeAdminNotServing: the caller may open the Agent's native admin
+	// UI, but it does not serve now (not running, no active revision, a
+	// gateway not started for it).
+	ErrNativeAdminNotServing = occ.E(occ.CodeDependencyUnavailable, "The Agent's native admin UI is not available now; check its status in occ.")
 )
 
 // NativeAdminTarget resolves a browser host under the admin domain to its
@@ -204,7 +207,7 @@ func (a *App) NativeAdminTarget(ctx context.Context, c occ.Caller, host string) 
 	g := decodeAgent(row)
 	st, upstream := a.nativeAdminState(ctx, g)
 	if st != NativeAdminAvailable {
-		return NativeAdminTarget{}, errNativeAdminNotServing
+		return NativeAdminTarget{}, ErrNativeAdminNotServing
 	}
 	return NativeAdminTarget{NamespaceID: g.NamespaceID, AgentID: g.ID, RevisionID: g.ActiveRevisionID,
 		Origin: a.NativeAdminOrigin(g.NamespaceID, g.ID), Upstream: upstream}, nil
@@ -214,7 +217,8 @@ func (a *App) NativeAdminTarget(ctx context.Context, c occ.Caller, host string) 
 const (
 	NativeAdminCloseClient     = "client"     // the browser closed it
 	NativeAdminCloseUpstream   = "upstream"   // the gateway closed it
-	NativeAdminCloseRevocation = "revocation" // a recheck denied the caller or the Agent stopped serving
+	NativeAdminCloseRevocation = "revocation" // a recheck denied the caller (signed out, grant removed)
+	NativeAdminCloseLifecycle  = "lifecycle"  // the Agent stopped serving or its active revision changed
 	NativeAdminCloseDependency = "dependency" // a recheck could not decide (database outage)
 	NativeAdminCloseShutdown   = "shutdown"   // occ is stopping
 )
@@ -228,5 +232,6 @@ func (a *App) RecordNativeAdminSocket(ctx context.Context, c occ.Caller, t Nativ
 		ev.Action = actNativeAdminClose
 		ev.Details["closeReason"] = reason
 	}
-	return a.tx(context.WithoutCancel(ctx), func(tx *store.Tx) error { return a.record(ctx, tx, ev) })
+	ctx = context.WithoutCancel(ctx)
+	return a.tx(ctx, func(tx *store.Tx) error { return a.record(ctx, tx, ev) })
 }

@@ -31,6 +31,12 @@ type RevisionSpec struct {
 	Env                map[string]string
 	Plugins            []string          // plugin IDs (name@catalog)
 	InitialFiles       map[string]string // applied once before the first start; nil when none
+	// NativeAdminOrigin, when set, is the browser origin of the Agent's
+	// native admin UI: the gateway then runs in trusted-proxy mode
+	// (gateway.NativeAdminProxy), trusting only occ's proxy for that origin,
+	// and occ's own client uses the password instead of the token. Empty:
+	// token mode.
+	NativeAdminOrigin string
 }
 
 // Warning is a closed-code warning a ready revision carries.
@@ -61,8 +67,16 @@ type Readiness struct {
 
 // Endpoint is how occ reaches an Agent's gateway.
 type Endpoint struct {
-	URL   string // ws://127.0.0.1:PORT (private)
-	Token string
+	URL string // ws://127.0.0.1:PORT (private)
+	// Token, or Password for a gateway in trusted-proxy mode, is occ's
+	// backend credential; exactly one is set.
+	Token    string
+	Password string
+	// RevisionID is the revision the gateway runs.
+	RevisionID string
+	// NativeAdminOrigin is the native admin origin the gateway was started
+	// for (RevisionSpec.NativeAdminOrigin), "" in token mode.
+	NativeAdminOrigin string
 }
 
 // MaxChecks is the most checks one diagnosis may hold (CONTRACT.md §7).

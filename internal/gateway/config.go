@@ -52,12 +52,45 @@ type TrustedProxy struct {
 	DeviceAutoApprove bool
 	// IdentityScopes grants extra scopes per user (e.g. operator.admin).
 	IdentityScopes map[string][]string
+	// AllowUsers, when set, is gateway.auth.trustedProxy.allowUsers: the
+	// only identities the gateway accepts from the proxy.
+	AllowUsers []string
 	// AllowedOrigins is gateway.controlUi.allowedOrigins (the browser host).
 	AllowedOrigins []string
 	// BackendPassword adds gateway.auth.password = PasswordEnvRef, so that a
 	// backend client (occ itself) can still connect with the password from
 	// OPENCLAW_GATEWAY_PASSWORD; a token is not accepted in this mode.
 	BackendPassword bool
+}
+
+// The identity occ's native admin proxy asserts to a gateway, in the header
+// it names. occ authorizes each person itself (exact agent:administer on
+// every request and WebSocket), so every gateway trusts this one identity,
+// from occ only, and grants it operator.admin for the session.
+const (
+	NativeAdminUserHeader = "x-occ-identity"
+	NativeAdminIdentity   = "occ-native-admin"
+)
+
+// NativeAdminProxy is the gateway side of the native admin UI for a gateway
+// whose Control UI is served on origin through occ's proxy on the same host
+// (reference/openclaw-runtime.md §3): trusted-proxy auth trusting only
+// loopback (with allowLoopback), the one identity occ sends and only it,
+// operator.admin for that identity's sessions, automatic approval of the
+// browser's device, the Control UI enabled for exactly origin, and
+// gateway.auth.password for occ's own backend client (a shared token is
+// refused at start in this mode).
+func NativeAdminProxy(origin string) *TrustedProxy {
+	return &TrustedProxy{
+		Proxies:           []string{"127.0.0.1"},
+		UserHeader:        NativeAdminUserHeader,
+		AllowLoopback:     true,
+		DeviceAutoApprove: true,
+		IdentityScopes:    map[string][]string{NativeAdminIdentity: {"operator.admin"}},
+		AllowUsers:        []string{NativeAdminIdentity},
+		AllowedOrigins:    []string{origin},
+		BackendPassword:   true,
+	}
 }
 
 // RenderConfig produces openclaw.json: the document with the occ-owned keys
@@ -68,6 +101,7 @@ type TrustedProxy struct {
 //	gateway.port                      Port
 //	gateway.auth                      replaced whole: {"mode":"token"}, or the trusted-proxy block
 //	gateway.trustedProxies            removed, or TrustedProxy.Proxies
+//	gateway.controlUi.enabled         true (trusted-proxy mode with allowed origins only)
 //	gateway.controlUi.allowedOrigins  TrustedProxy.AllowedOrigins (trusted-proxy mode only)
 //	agents.defaults.workspace         WorkspaceDir
 //	logging.file                      LogFile
@@ -112,6 +146,9 @@ func RenderConfig(in RenderInput) ([]byte, error) {
 		if tp.DeviceAutoApprove {
 			trusted["deviceAutoApprove"] = map[string]any{"enabled": true}
 		}
+		if len(tp.AllowUsers) > 0 {
+			trusted["allowUsers"] = stringsAny(tp.AllowUsers)
+		}
 		auth := map[string]any{"mode": "trusted-proxy", "trustedProxy": trusted}
 		if len(tp.IdentityScopes) > 0 {
 			scopes := map[string]any{}
@@ -126,6 +163,7 @@ func RenderConfig(in RenderInput) ([]byte, error) {
 		gw["auth"] = auth
 		gw["trustedProxies"] = stringsAny(tp.Proxies)
 		if len(tp.AllowedOrigins) > 0 {
+			setPath(doc, true, "gateway", "controlUi", "enabled")
 			setPath(doc, stringsAny(tp.AllowedOrigins), "gateway", "controlUi", "allowedOrigins")
 		}
 	} else {

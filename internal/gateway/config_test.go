@@ -137,9 +137,7 @@ func TestRenderConfig(t *testing.T) {
 `},
 		{name: "trusted proxy", in: with(func(in *gateway.RenderInput) {
 			in.Document = map[string]any{"gateway": map[string]any{"controlUi": map[string]any{"allowedOrigins": []any{"http://evil"}, "basePath": "/"}}}
-			in.TrustedProxy = &gateway.TrustedProxy{Proxies: []string{"127.0.0.1"}, AllowLoopback: true, DeviceAutoApprove: true,
-				IdentityScopes: map[string][]string{"admin@example.com": {"operator.admin"}},
-				AllowedOrigins: []string{"http://agent-abc.admin.localhost:8443"}, BackendPassword: true}
+			in.TrustedProxy = gateway.NativeAdminProxy("http://agent-abc.admin.localhost:8443")
 		}), want: `{
   "agents": {
     "defaults": {
@@ -149,7 +147,7 @@ func TestRenderConfig(t *testing.T) {
   "gateway": {
     "auth": {
       "identityScopes": {
-        "admin@example.com": [
+        "occ-native-admin": [
           "operator.admin"
         ]
       },
@@ -157,10 +155,13 @@ func TestRenderConfig(t *testing.T) {
       "password": "${OPENCLAW_GATEWAY_PASSWORD}",
       "trustedProxy": {
         "allowLoopback": true,
+        "allowUsers": [
+          "occ-native-admin"
+        ],
         "deviceAutoApprove": {
           "enabled": true
         },
-        "userHeader": "x-forwarded-user"
+        "userHeader": "x-occ-identity"
       }
     },
     "bind": "loopback",
@@ -168,7 +169,8 @@ func TestRenderConfig(t *testing.T) {
       "allowedOrigins": [
         "http://agent-abc.admin.localhost:8443"
       ],
-      "basePath": "/"
+      "basePath": "/",
+      "enabled": true
     },
     "mode": "local",
     "port": 19401,

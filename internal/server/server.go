@@ -31,6 +31,7 @@ import (
 	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/httpapi"
+	"github.com/openclaw/occ/internal/httpapi/adminproxy"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/secrets"
@@ -229,10 +230,21 @@ func (m *Main) serveAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var proxy *adminproxy.Proxy
+	if cfg.NativeAdminUI.Enabled {
+		// Hosts below the admin domain are Agents' native admin UIs: they
+		// go to the proxy before anything else.
+		proxy = adminproxy.New(adminproxy.Options{App: a, Domain: cfg.NativeAdminUI.Domain, PublicOrigin: cfg.PublicOrigin,
+			RecheckInterval: cfg.NativeAdminUI.RecheckInterval.D(), Logger: m.Logger.With("component", "adminproxy")})
+		h = proxy.Route(h)
+	}
 	if m.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	m.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
+	if proxy != nil {
+		m.http.RegisterOnShutdown(proxy.Close) // relayed WebSockets are hijacked: Shutdown does not close them
+	}
 	m.errc = make(chan error, 1)
 	go func() { m.errc <- m.http.Serve(m.listener) }()
 	m.Logger.Info("occ is serving", "addr", m.Addr(), "database", string(m.st.Dialect()), "compute", cfg.Compute.Driver, "role", cfg.Role)
@@ -364,7 +376,8 @@ func gatewaysOf(d compute.Driver) app.GatewayEndpoint {
 	}
 	return func(ctx context.Context, nsID, agentID string) (app.GatewayTarget, bool) {
 		ep, ok := rd.GatewayEndpoint(ctx, compute.AgentRef{NamespaceID: nsID, AgentID: agentID})
-		return app.GatewayTarget{URL: ep.URL, Token: ep.Token}, ok
+		return app.GatewayTarget{URL: ep.URL, Token: ep.Token, Password: ep.Password, RevisionID: ep.RevisionID,
+			NativeAdminOrigin: ep.NativeAdminOrigin}, ok
 	}
 }
 

@@ -222,7 +222,8 @@ func revisionSecrets(s *occ.RevisionSnapshot) []string {
 func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, ref compute.RevisionRef) (compute.RevisionSpec, string, error) {
 	s := rev.Snapshot
 	spec := compute.RevisionSpec{RevisionRef: ref, Number: rev.Number, ServicePrincipalID: s.ServicePrincipalID,
-		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{}}
+		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{},
+		NativeAdminOrigin: w.app().NativeAdminGatewayOrigin(ag.NamespaceID, ag.ID)}
 	for id := range s.Plugins {
 		spec.Plugins = append(spec.Plugins, id)
 	}

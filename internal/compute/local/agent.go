@@ -53,6 +53,9 @@ type runState struct {
 	// InitialFilesApplied records that the workspace got the initial files
 	// (before the first start): they are never written again.
 	InitialFilesApplied bool `json:"initialFilesApplied,omitempty"`
+	// NativeAdminOrigin is the native admin origin the gateway of RevisionID
+	// was started for (trusted-proxy mode); "" for token mode.
+	NativeAdminOrigin string `json:"nativeAdminOrigin,omitempty"`
 }
 
 // readRun reads run.json; a missing file is the zero state.

@@ -99,7 +99,7 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 			return nil
 		}
 		running = true
-		t = target{proc: a.proc, port: st.Port, token: readToken(a.dir)}
+		t = targetOf(a, st)
 		return nil
 	})
 	if err != nil {
@@ -155,7 +155,7 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 		return out, nil
 	}
 
-	c, err := gateway.Dial(ctx, gateway.Options{URL: t.wsURL(), Token: t.token})
+	c, err := gateway.Dial(ctx, t.dialOptions())
 	if err != nil {
 		return append(out, unknown(ComponentSlack, CheckConfiguration, CheckAuthentication, CheckConnectivity)...), nil
 	}

@@ -269,7 +269,7 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 		}
 	}
 	cfg, err := gateway.RenderConfig(gateway.RenderInput{Document: doc, Port: st.Port,
-		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logFile)})
+		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logFile), TrustedProxy: trustedProxy(st)})
 	if err != nil {
 		return compute.Permanent("INVALID_CONFIGURATION", err)
 	}
@@ -299,7 +299,7 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 	}
 	defer console.Close()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = d.environment(a, token, argv[0], !wantsChannels(doc))
+	cmd.Env = d.environment(a, st, token, argv[0], !wantsChannels(doc))
 	cmd.Dir = filepath.Join(a.dir, homeDir)
 	cmd.Stdout, cmd.Stderr = console, console
 	// Its own process group: a signal to occ's group (Ctrl-C) does not stop
@@ -428,12 +428,14 @@ func ownedEnv(name string) bool {
 // environment is the gateway's whole environment: the runtime's needs
 // (gateway.LaunchEnv, a minimal PATH) and the revision's secret
 // environment, nothing inherited from occ.
-func (d *Driver) environment(a *agent, token, program string, skipChannels bool) []string {
+func (d *Driver) environment(a *agent, st *runState, secret, program string, skipChannels bool) []string {
+	token, password := secretEnv(st, secret)
 	env := gateway.LaunchEnv(gateway.LaunchInput{
 		Home:         filepath.Join(a.dir, homeDir),
 		ConfigPath:   filepath.Join(a.dir, gateway.ConfigFileName),
 		StateDir:     filepath.Join(a.dir, stateDir),
 		Token:        token,
+		Password:     password,
 		SkipChannels: skipChannels,
 	})
 	path := defaultPath

@@ -62,9 +62,10 @@ func checkRevision(r compute.RevisionRef) error {
 // target is what a readiness check or a diagnosis needs of a running
 // gateway, copied out of the Agent's lock.
 type target struct {
-	proc  *proc
-	port  int
-	token string
+	proc              *proc
+	port              int
+	token             string // the Agent's secret: the token, or the password in trusted-proxy mode
+	nativeAdminOrigin string
 }
 
 func (t target) httpURL() string { return "http://127.0.0.1:" + strconv.Itoa(t.port) }
@@ -117,7 +118,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 				}
 				st.InitialFilesApplied = true
 			}
-			st.RevisionID, st.Running = spec.RevisionID, true
+			st.RevisionID, st.Running, st.NativeAdminOrigin = spec.RevisionID, true, spec.NativeAdminOrigin
 			if st.ActiveRevisionID != "" && st.ActiveRevisionID != spec.RevisionID {
 				st.ActiveRevisionID = "" // what served is gone
 			}
@@ -126,7 +127,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 				return err
 			}
 		}
-		t = target{proc: a.proc, port: st.Port, token: readToken(a.dir)}
+		t = targetOf(a, st)
 		verified = a.verified == a.proc.key()
 		return nil
 	})
@@ -178,7 +179,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 
 	wctx, cancel := context.WithTimeout(ctx, modelProbeTimeout)
 	defer cancel()
-	c, err := gateway.Dial(wctx, gateway.Options{URL: t.wsURL(), Token: t.token})
+	c, err := gateway.Dial(wctx, t.dialOptions())
 	if err != nil {
 		if errors.Is(err, gateway.ErrNotReady) || errors.Is(err, gateway.ErrUnreachable) {
 			return compute.Readiness{PendingReason: PendingStarting}, nil
@@ -342,8 +343,9 @@ func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
 	})
 }
 
-// GatewayEndpoint returns ws://127.0.0.1:PORT and the token while the
-// Agent's gateway process runs.
+// GatewayEndpoint returns ws://127.0.0.1:PORT, occ's credential (the token,
+// or the password in trusted-proxy mode), the revision and the native admin
+// origin while the Agent's gateway process runs.
 func (d *Driver) GatewayEndpoint(ctx context.Context, ref compute.AgentRef) (compute.Endpoint, bool) {
 	if checkAgent(ref) != nil {
 		return compute.Endpoint{}, false
@@ -354,8 +356,10 @@ func (d *Driver) GatewayEndpoint(ctx context.Context, ref compute.AgentRef) (com
 		if st == nil || !st.Running || a.proc == nil || a.proc.exited() {
 			return nil
 		}
-		t := target{port: st.Port, token: readToken(a.dir)}
-		ep, ok = compute.Endpoint{URL: t.wsURL(), Token: t.token}, t.token != ""
+		t := targetOf(a, st)
+		token, password := secretEnv(st, t.token)
+		ep = compute.Endpoint{URL: t.wsURL(), Token: token, Password: password, RevisionID: st.RevisionID, NativeAdminOrigin: st.NativeAdminOrigin}
+		ok = t.token != ""
 		return nil
 	})
 	return ep, ok

@@ -12,7 +12,17 @@
 //     while starting, ["gateway-draining"], ["slack"] for a dead Slack
 //     account); any X-Forwarded-* header from a sender that is not in
 //     gateway.trustedProxies, or naming a loopback client, gets 403
-//     {"error":{"type":"proxy_attribution_required"}} on every route;
+//     {"error":{"type":"proxy_attribution_required"}} on every route; in
+//     trusted-proxy mode every page but the probes (the Control UI
+//     placeholder at "/" included) also needs the userHeader identity from
+//     a trusted proxy (403 proxy_attribution_required) naming a user of
+//     trustedProxy.allowUsers when set (403
+//     trusted_proxy_user_not_allowed); the WebSocket upgrade stays open to
+//     direct loopback (occ's backend client connects with the password);
+//   - two pages of its own for tests of a proxy in front of it:
+//     /__fake/headers answers {host, remoteAddr, headers} as it received
+//     them, /__fake/set-cookie?domain=D sets a host-only cookie and one with
+//     Domain=D;
 //   - the WebSocket protocol (version 4) at "/": connect.challenge first;
 //     connect validated as a closed object; refusals with the error shapes
 //     and close codes of §2.3 (token mismatch 1008, no credentials 1008,

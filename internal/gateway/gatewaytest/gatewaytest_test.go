@@ -312,3 +312,53 @@ func TestHTTPRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustedProxyControlUI: in trusted-proxy mode the Control UI and every
+// other page need the identity header from a trusted proxy (with a
+// non-loopback client address) and an allowed user; the probes stay open;
+// /__fake/headers echoes what arrived and /__fake/set-cookie sets a
+// host-only and a Domain cookie.
+func TestTrustedProxyControlUI(t *testing.T) {
+	g := gatewaytest.Start(t, gatewaytest.Options{NoToken: true, Password: "pw-1", Config: map[string]any{
+		"gateway": map[string]any{"mode": "local", "trustedProxies": []any{"127.0.0.1"},
+			"auth": map[string]any{"mode": "trusted-proxy", "password": "${OPENCLAW_GATEWAY_PASSWORD}",
+				"trustedProxy": map[string]any{"userHeader": "x-occ-identity", "allowLoopback": true, "allowUsers": []any{"occ"}}}}}})
+	get := func(path string, header ...string) (int, http.Header, string) {
+		req, _ := http.NewRequestWithContext(ctxT(t), http.MethodGet, g.URL+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	proxied := []string{"X-Forwarded-For", "198.51.100.9", "X-Occ-Identity", "occ"}
+	tests := []struct {
+		path   string
+		header []string
+		status int
+		body   string
+	}{
+		{"/healthz", nil, 200, `"status":"live"`},
+		{"/", nil, 403, `"type":"proxy_attribution_required"`},
+		{"/", []string{"X-Occ-Identity", "occ"}, 403, "proxy_attribution_required"},
+		{"/", []string{"X-Forwarded-For", "127.0.0.1", "X-Occ-Identity", "occ"}, 403, "proxy_attribution_required"},
+		{"/", []string{"X-Forwarded-For", "198.51.100.9", "X-Occ-Identity", "someone"}, 403, "trusted_proxy_user_not_allowed"},
+		{"/", proxied, 200, "<title>OpenClaw Control (fake)</title>"},
+		{"/__fake/headers", append(proxied, "X-Probe", "seen"), 200, `"X-Probe":["seen"]`},
+	}
+	for _, tt := range tests {
+		status, _, body := get(tt.path, tt.header...)
+		if status != tt.status || !strings.Contains(body, tt.body) {
+			t.Errorf("GET %s %v = %d %s", tt.path, tt.header, status, body)
+		}
+	}
+	_, h, _ := get("/__fake/set-cookie?domain=example.com", proxied...)
+	if got := h.Values("Set-Cookie"); len(got) != 2 || !strings.Contains(got[1], "Domain=example.com") {
+		t.Errorf("set-cookie = %q", got)
+	}
+}

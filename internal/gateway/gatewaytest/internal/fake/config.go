@@ -36,6 +36,7 @@ type fileConfig struct {
 	allowLoopback        bool
 	identityScopes       map[string][]string
 	allowedOrigins       []string
+	allowUsers           []string
 
 	workspace string
 	logFile   string
@@ -134,6 +135,7 @@ func loadConfig(path, home string, env func(string) string) (*fileConfig, error)
 		c.userHeader = strings.ToLower(h)
 	}
 	c.allowLoopback, _ = tp["allowLoopback"].(bool)
+	c.allowUsers = strs("gateway.auth.trustedProxy.allowUsers", tp["allowUsers"])
 	if is := obj("gateway.auth.identityScopes", auth["identityScopes"]); is != nil {
 		c.identityScopes = map[string][]string{}
 		for user, v := range is {

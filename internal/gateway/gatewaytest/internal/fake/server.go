@@ -410,6 +410,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveWS(w, r, attr)
 		return
 	}
+	fc := s.config()
+	if !probePath(r.URL.Path) && fc.authMode == "trusted-proxy" {
+		// The Control UI and everything but the probes need the trusted
+		// identity from a trusted proxy (§3), and an allowed user.
+		if !attr.proxied || attr.user == "" {
+			writeHTTPJSON(w, http.StatusForbidden, map[string]any{"error": map[string]any{"type": "proxy_attribution_required", "message": "trusted-proxy auth needs the identity header from a trusted proxy"}})
+			return
+		}
+		if len(fc.allowUsers) > 0 && !slices.Contains(fc.allowUsers, attr.user) {
+			writeHTTPJSON(w, http.StatusForbidden, map[string]any{"error": map[string]any{"type": "trusted_proxy_user_not_allowed", "message": "the proxy identity is not allowed"}})
+			return
+		}
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
@@ -447,9 +460,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, "<!doctype html><title>OpenClaw Control (fake)</title><p>fake gateway "+s.cfg.Version+"</p>\n")
+	case "/__fake/headers":
+		// What reached the gateway, for tests of a proxy in front of it.
+		writeHTTPJSON(w, http.StatusOK, map[string]any{"host": r.Host, "remoteAddr": r.RemoteAddr, "headers": r.Header})
+	case "/__fake/set-cookie":
+		// A host-only cookie and one for ?domain=, for tests of a proxy
+		// that must drop the latter.
+		http.SetCookie(w, &http.Cookie{Name: "fake_host", Value: "1", Path: "/"})
+		if d := r.URL.Query().Get("domain"); d != "" {
+			w.Header().Add("Set-Cookie", "fake_domain=1; Path=/; Domain="+d)
+		}
+		writeHTTPJSON(w, http.StatusOK, map[string]any{"ok": true})
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// probePath reports whether path is an unauthenticated probe.
+func probePath(path string) bool {
+	return path == "/healthz" || path == "/startupz" || path == "/readyz"
 }
 
 // failing lists what /readyz reports as failing.
