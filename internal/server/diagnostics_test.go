@@ -29,7 +29,6 @@ func newDiagWorld(t *testing.T, url string) *diagWorld {
 		t.Fatal(err)
 	}
 	e := boot(t, url, nil, func(m *server.Main) { m.Config.Compute.GatewayCommand = link })
-	t.Cleanup(func() { killGatewayProcs(filepath.Join(e.m.Config.DataDir, "compute", "namespaces")) })
 	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("diag")}}
 	d.secret = d.newSecret(t, "model", "sk-diag")
 	return &diagWorld{deployWorld: d, link: link}

@@ -71,6 +71,10 @@ func boot(t *testing.T, dbURL string, driver compute.Driver, opts ...func(*serve
 	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if driver == nil {
+		// occ leaves gateways running when it stops: stop them after it.
+		t.Cleanup(func() { killGatewayProcs(filepath.Join(dir, "compute", "namespaces")) })
+	}
 	t.Cleanup(func() { m.Close() })
 	key, err := os.ReadFile(filepath.Join(dir, "bootstrap-admin.key"))
 	if err != nil {
