@@ -52,7 +52,33 @@ type RuntimeFailure struct {
 	Check     string
 	CheckedAt time.Time
 	Code      string
+	// Cause narrows a MODEL_PROBE_FAILED down; nil with every other code.
+	Cause *FailureCause
 }
+
+// FailureCause is the closed cause of a failed model probe: Kind
+// PROCESS_EXIT, PROBE_STATUS, INVALID_OUTPUT or WRAPPER_ERROR, and a Detail
+// from that kind's closed vocabulary (for PROBE_STATUS the provider's
+// status bucket: format, rate_limit, billing, unknown, no_model or other).
+type FailureCause struct {
+	Kind   string
+	Detail string
+}
+
+// Codes of held runtime failures (RuntimeFailure.Code with Readiness.Held):
+// the runtime holds itself unready and nothing will change that short of a
+// new deployment.
+const (
+	// HeldAuthenticationFailed: the model provider rejected the
+	// credential (HTTP 401/403).
+	HeldAuthenticationFailed = "AUTHENTICATION_FAILED"
+	// HeldModelProbeTimeout: the startup model probe did not answer in
+	// its budget.
+	HeldModelProbeTimeout = "MODEL_PROBE_TIMEOUT"
+	// HeldModelProbeFailed: the startup model probe answered with a
+	// failure other than a rejected credential (see FailureCause).
+	HeldModelProbeFailed = "MODEL_PROBE_FAILED"
+)
 
 // Readiness is what PrepareRevision observed.
 type Readiness struct {
@@ -60,9 +86,10 @@ type Readiness struct {
 	PendingReason  string // why not ready yet (allowlisted code)
 	Warnings       []Warning
 	RuntimeFailure *RuntimeFailure
-	// AuthRejected says the runtime reported a rejected model credential
-	// (HTTP 401/403): the deployment fails at once.
-	AuthRejected bool
+	// Held says the runtime failed in a way it holds (RuntimeFailure.Code
+	// is one of the Held* codes): the deployment fails at once instead of
+	// waiting for its deadline.
+	Held bool
 }
 
 // Endpoint is how occ reaches an Agent's gateway.

@@ -5,6 +5,8 @@ const (
 	DeployConvergenceDeadline = "CONVERGENCE_DEADLINE_EXCEEDED"
 	DeployRuntimeAuthFailed   = "RUNTIME_AUTHENTICATION_FAILED"
 	DeployRuntimeStartup      = "RUNTIME_STARTUP_FAILED"
+	DeployModelProbeTimeout   = "RUNTIME_MODEL_PROBE_TIMEOUT"
+	DeployModelProbeFailed    = "RUNTIME_MODEL_PROBE_FAILED"
 	DeploySuperseded          = "REVISION_SUPERSEDED"
 	DeployStopped             = "REVISION_STOPPED"
 	DeployGatewayUnavailable  = "AGENT_GATEWAY_UNAVAILABLE"
@@ -29,6 +31,8 @@ var deploymentMessages = map[string]string{
 	DeployConvergenceDeadline: "The deployment did not become ready before its convergence deadline.",
 	DeployRuntimeAuthFailed:   "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
 	DeployRuntimeStartup:      "The gateway could not start.",
+	DeployModelProbeTimeout:   "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
+	DeployModelProbeFailed:    "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
 	DeploySuperseded:          "A newer deployment of this Agent replaced this one.",
 	DeployStopped:             "The Agent was stopped before this deployment completed.",
 	DeployGatewayUnavailable:  "The Agent gateway was unavailable.",

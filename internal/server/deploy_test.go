@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -167,11 +168,29 @@ func TestDeploymentOutcomes(t *testing.T) {
 			t.Fatalf("slow deployment = %v", st)
 		}
 
-		// A runtime that rejects the model credential fails at once.
-		bad, _ := d.newAgent(t, "bad", true)
-		d.fake.set(func(f *fakeCompute) { f.authReject[bad] = true })
-		if st := d.waitDeployment(t, bad, d.deploy(t, bad)); st["error"].(map[string]any)["code"] != "RUNTIME_AUTHENTICATION_FAILED" {
-			t.Fatalf("auth rejected = %v", st)
+		// A runtime that holds a failure fails the deployment at once, with
+		// the code of the table in reference/flows.md §6; only a failed
+		// model probe carries its evidence (with the cause).
+		checked := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		for _, c := range []struct {
+			name, held, want string
+			cause            *compute.FailureCause
+			data             string
+		}{
+			{"rejected", compute.HeldAuthenticationFailed, "RUNTIME_AUTHENTICATION_FAILED", nil, "null"},
+			{"probe-timeout", compute.HeldModelProbeTimeout, "RUNTIME_MODEL_PROBE_TIMEOUT", nil, "null"},
+			{"probe-failed", compute.HeldModelProbeFailed, "RUNTIME_MODEL_PROBE_FAILED", &compute.FailureCause{Kind: "PROBE_STATUS", Detail: "rate_limit"},
+				`{"runtimeFailure":{"cause":{"detail":"rate_limit","kind":"PROBE_STATUS"},"check":"model-probe","checkedAt":"2026-11-30T12:00:00.000Z","code":"MODEL_PROBE_FAILED","component":"gateway"}}`},
+			{"held-unknown", "SOMETHING_NEW", "RUNTIME_STARTUP_FAILED", nil, "null"},
+		} {
+			bad, _ := d.newAgent(t, c.name, true)
+			rf := &compute.RuntimeFailure{Component: "gateway", Check: "model-probe", CheckedAt: checked, Code: c.held, Cause: c.cause}
+			d.fake.set(func(f *fakeCompute) { f.held[bad] = rf })
+			st := d.waitDeployment(t, bad, d.deploy(t, bad))
+			er, _ := st["error"].(map[string]any)
+			if st["status"] != "failed" || er["code"] != c.want || er["message"] == "Deployment reconciliation failed." || toJSON(er["data"]) != c.data {
+				t.Fatalf("%s: held %s = %v, want %s with data %s", c.name, c.held, toJSON(st), c.want, c.data)
+			}
 		}
 
 		// Never ready: the convergence deadline, with the held runtime evidence.
@@ -340,7 +359,9 @@ func TestDeploymentEvents(t *testing.T) {
 // TestFailedCandidateIsRetired: a deployment that fails stops its gateway.
 func TestFailedCandidateIsRetired(t *testing.T) {
 	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
-	d.fake.set(func(f *fakeCompute) { f.authReject[d.agent] = true })
+	d.fake.set(func(f *fakeCompute) {
+		f.held[d.agent] = &compute.RuntimeFailure{Component: "gateway", Check: "model-probe", Code: compute.HeldAuthenticationFailed}
+	})
 	st := d.waitDeployment(t, d.agent, d.deploy(t, d.agent))
 	if st["status"] != "failed" {
 		t.Fatalf("deployment = %v", st)

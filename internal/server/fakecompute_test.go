@@ -16,11 +16,11 @@ import (
 type fakeCompute struct {
 	*local.Driver
 	mu         sync.Mutex
-	notReady   map[string]int    // agent → prepare calls still not ready (-1: never)
-	authReject map[string]bool   // agent → the runtime rejects the model credential
-	failDelete map[string]bool   // agent → DeleteAgent fails (retryable)
-	running    map[string]string // agent → revision whose gateway runs
-	active     map[string]string // agent → activated revision
+	notReady   map[string]int                     // agent → prepare calls still not ready (-1: never)
+	held       map[string]*compute.RuntimeFailure // agent → the runtime holds this failure
+	failDelete map[string]bool                    // agent → DeleteAgent fails (retryable)
+	running    map[string]string                  // agent → revision whose gateway runs
+	active     map[string]string                  // agent → activated revision
 	envSeen    map[string]map[string]string
 	files      map[string]map[string]string
 	deleted    map[string]bool
@@ -35,7 +35,7 @@ func newFakeCompute(t *testing.T) *fakeCompute {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fakeCompute{Driver: d, notReady: map[string]int{}, authReject: map[string]bool{}, failDelete: map[string]bool{},
+	return &fakeCompute{Driver: d, notReady: map[string]int{}, held: map[string]*compute.RuntimeFailure{}, failDelete: map[string]bool{},
 		diagnosis: map[string]func(compute.RevisionRef) compute.Diagnosis{}, diagnoseErr: map[string]error{},
 		running: map[string]string{}, active: map[string]string{}, envSeen: map[string]map[string]string{},
 		files: map[string]map[string]string{}, deleted: map[string]bool{}}
@@ -68,8 +68,8 @@ func (f *fakeCompute) PrepareRevision(ctx context.Context, s compute.RevisionSpe
 			f.files[a] = s.InitialFiles
 		}
 	}
-	if f.authReject[a] {
-		return compute.Readiness{AuthRejected: true}, nil
+	if rf := f.held[a]; rf != nil {
+		return compute.Readiness{Held: true, RuntimeFailure: rf}, nil
 	}
 	if n := f.notReady[a]; n != 0 {
 		if n > 0 {

@@ -280,6 +280,11 @@ func (w *realWorld) lifecycle(canary string) {
 	checkWorkspaceFile(t, dir, initial)
 	checkNoSecret(t, dir, canary)
 
+	// Live workspace files through the gateway, and fresh diagnostics of
+	// the running revision.
+	w.liveFiles(agent, dir, initial)
+	w.diagnose(agent, rev1, "succeeded")
+
 	// Stop: activeRevisionId cleared, the processes gone, the workspace kept.
 	stopAt := time.Now()
 	if r := e.call("POST", w.path("/agents/"+agent+"/stop"), e.admin, nil); r.Status != 202 {
@@ -301,6 +306,7 @@ func (w *realWorld) lifecycle(canary string) {
 	}
 	checkWorkspaceFile(t, dir, initial)
 	t.Logf("stop took %s in all", time.Since(stopAt).Round(time.Millisecond))
+	w.diagnose(agent, rev1, "unknown") // no process: nothing can be checked
 
 	// Deploy again: revision 2, a new process, the workspace as it was.
 	ready = watchReadyz(t, dir)
@@ -894,6 +900,61 @@ func rssKB(pids []int) int {
 }
 
 // checkWorkspaceFile checks the workspace AGENTS.md byte for byte.
+// liveFiles writes each of the four files through the API (the real
+// gateway's agents.files.set), reads it back (agents.files.get) and finds
+// it byte for byte in the workspace on disk; trailing newlines, spaces,
+// CRLF and non-ASCII text survive. AGENTS.md is written back to initial.
+func (w *realWorld) liveFiles(agent, dir, initial string) {
+	t, e := w.t, w.e
+	base := w.path("/agents/" + agent + "/workspace/files/")
+	started := time.Now()
+	for i, name := range []string{"AGENTS.md", "SOUL.md", "IDENTITY.md", "USER.md"} {
+		content := fmt.Sprintf("# %s\n\nLine with trailing spaces   \r\nTabs\tand ünïcödé ✓ %d\n\n\n", name, i)
+		r := e.call("PUT", base+name, e.admin, map[string]any{"content": content})
+		if r.Status != 200 || r.data()["name"] != name || r.data()["size"] != float64(len(content)) {
+			t.Fatalf("PUT %s = %d %v, want 200 {name, size %d}", name, r.Status, r.Body, len(content))
+		}
+		r = e.call("GET", base+name, e.admin, nil)
+		if r.Status != 200 || r.data()["content"] != content {
+			t.Fatalf("GET %s = %d %v, want the content written %q", name, r.Status, r.Body, content)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "workspace", name)); err != nil || string(b) != content {
+			t.Fatalf("workspace %s on disk = %q (%v), want %q", name, b, err, content)
+		}
+	}
+	if r := e.call("PUT", base+"AGENTS.md", e.admin, map[string]any{"content": initial}); r.Status != 200 {
+		t.Fatalf("PUT AGENTS.md back = %d %v", r.Status, r.Body)
+	}
+	checkWorkspaceFile(t, dir, initial)
+	t.Logf("live workspace files: 4 round trips and a rewrite in %s", time.Since(started).Round(time.Millisecond))
+}
+
+// diagnose asks for fresh diagnostics of a revision and wants every
+// gateway check to have the given status.
+func (w *realWorld) diagnose(agent, rev, want string) {
+	t, e := w.t, w.e
+	r := e.call("POST", w.path("/agents/"+agent+"/deployments/"+rev+"/diagnostics"), e.admin, nil)
+	if r.Status != 200 || r.data()["revisionId"] != rev {
+		t.Fatalf("diagnostics of %s = %d %v", rev, r.Status, r.Body)
+	}
+	checks, _ := r.data()["checks"].([]any)
+	gatewayChecks := 0
+	for _, c := range checks {
+		c := c.(map[string]any)
+		if c["component"] != "gateway" {
+			continue
+		}
+		gatewayChecks++
+		if c["status"] != want {
+			t.Fatalf("diagnostics of %s: %v, want every gateway check %s; all: %v", rev, c, want, checks)
+		}
+	}
+	if gatewayChecks == 0 {
+		t.Fatalf("diagnostics of %s have no gateway checks: %v", rev, checks)
+	}
+	t.Logf("diagnostics of %s: %d checks, gateway ones %s", rev, len(checks), want)
+}
+
 func checkWorkspaceFile(t *testing.T, dir, want string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "workspace", "AGENTS.md"))

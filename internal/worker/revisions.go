@@ -99,8 +99,9 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 	if err != nil {
 		return w.driverError(ctx, p, err)
 	}
-	if ready.AuthRejected {
-		return w.fail(ctx, p, occ.DeployRuntimeAuthFailed, nil)
+	if ready.Held {
+		code, data := heldFailure(ready.RuntimeFailure)
+		return w.fail(ctx, p, code, data)
 	}
 	if !ready.Ready {
 		return w.pending(ctx, p, occ.AttemptIncomplete, ready.RuntimeFailure)
@@ -296,7 +297,7 @@ func (w *revisionWorker) prepare(ctx context.Context, rd compute.RevisionDriver,
 	deadline := w.now().Add(quickReady)
 	for {
 		r, err := rd.PrepareRevision(ctx, spec)
-		if err != nil || r.Ready || r.AuthRejected || w.now().After(deadline) {
+		if err != nil || r.Ready || r.Held || w.now().After(deadline) {
 			return r, err
 		}
 		select {
@@ -336,7 +337,7 @@ func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string
 	}
 	p.dep.LastAttemptCode, p.dep.Status, p.dep.NextAttemptAt, p.dep.UpdatedAt = code, app.DeploymentQueued, occ.Millis(now.Add(next)), occ.Millis(now)
 	if rf != nil {
-		b, _ := json.Marshal(map[string]any{"component": rf.Component, "check": rf.Check, "checkedAt": occ.FormatTime(rf.CheckedAt), "code": rf.Code})
+		b, _ := json.Marshal(runtimeFailureData(rf, false))
 		p.dep.RuntimeFailure = string(b)
 	}
 	return w.st.InTx(ctx, func(tx *store.Tx) error {

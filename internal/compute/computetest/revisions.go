@@ -302,7 +302,7 @@ func (s *suite) ready(t *testing.T, spec compute.RevisionSpec) compute.Readiness
 		if lastErr == nil && last.Ready {
 			return last
 		}
-		if compute.PermanentCode(lastErr) != "" || last.AuthRejected {
+		if compute.PermanentCode(lastErr) != "" || last.Held {
 			break
 		}
 		time.Sleep(s.o.Poll)

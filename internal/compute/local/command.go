@@ -79,6 +79,10 @@ type Options struct {
 	// StopTimeout is how long a gateway gets to exit after SIGTERM before it
 	// is sent SIGKILL; default DefaultStopTimeout.
 	StopTimeout time.Duration
+	// ModelProbeTimeout bounds the startup model probe of a new gateway;
+	// default DefaultModelProbeTimeout. No answer in time is a held
+	// MODEL_PROBE_TIMEOUT.
+	ModelProbeTimeout time.Duration
 	// FirstPort is the lowest loopback port given to a gateway; default
 	// DefaultFirstPort. Gateways get ports PortSpacing apart from there up.
 	FirstPort int
@@ -89,8 +93,12 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	// DefaultStopTimeout is the SIGTERM grace of a stopping gateway.
-	DefaultStopTimeout = 10 * time.Second
+	// DefaultStopTimeout is the SIGTERM grace of a stopping gateway (a real
+	// gateway busy starting took more than 10 s to honour SIGTERM).
+	DefaultStopTimeout = 30 * time.Second
+	// DefaultModelProbeTimeout bounds the startup model probe (a fresh
+	// gateway's first probe took 9-30 s on a busy 2-core machine).
+	DefaultModelProbeTimeout = 90 * time.Second
 	// DefaultFirstPort is the lowest port a gateway gets.
 	DefaultFirstPort = 20000
 	// PortSpacing is the distance between two gateways' ports: a gateway

@@ -54,8 +54,10 @@ type Driver struct {
 	root        string
 	cmd         Command
 	stopTimeout time.Duration
-	firstPort   int
-	log         *slog.Logger
+	// modelProbeTimeout bounds the startup model probe.
+	modelProbeTimeout time.Duration
+	firstPort         int
+	log               *slog.Logger
 
 	mu        sync.Mutex
 	agents    map[string]*agent
@@ -86,10 +88,13 @@ func Open(o Options) (*Driver, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("local compute root: %w", err)
 	}
-	d := &Driver{root: root, cmd: o.Command, stopTimeout: o.StopTimeout, firstPort: o.FirstPort, log: o.Logger,
-		agents: map[string]*agent{}, closed: make(chan struct{})}
+	d := &Driver{root: root, cmd: o.Command, stopTimeout: o.StopTimeout, modelProbeTimeout: o.ModelProbeTimeout,
+		firstPort: o.FirstPort, log: o.Logger, agents: map[string]*agent{}, closed: make(chan struct{})}
 	if d.stopTimeout <= 0 {
 		d.stopTimeout = DefaultStopTimeout
+	}
+	if d.modelProbeTimeout <= 0 {
+		d.modelProbeTimeout = DefaultModelProbeTimeout
 	}
 	if d.firstPort <= 0 {
 		d.firstPort = DefaultFirstPort

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -722,8 +724,12 @@ func TestStopSendsSIGKILLAfterTimeout(t *testing.T) {
 	}
 }
 
-func TestAuthRejected(t *testing.T) {
-	d, _ := open(t, "")
+// TestModelProbeHeld: the startup model probe's failures are held
+// (reference/flows.md §6, §13.4): a rejected credential, no answer within
+// ModelProbeTimeout or a "timeout" status, and any other failed status with
+// that status as the cause; a working credential is then ready.
+func TestModelProbeHeld(t *testing.T) {
+	d, _ := open(t, "", func(o *local.Options) { o.ModelProbeTimeout = 2 * time.Second })
 	model := map[string]any{
 		"models": map[string]any{"providers": map[string]any{"fakeprov": map[string]any{
 			"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "${FAKEPROV_API_KEY}", "api": "openai-completions",
@@ -731,15 +737,37 @@ func TestAuthRejected(t *testing.T) {
 		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "fakeprov/m1"}}},
 	}
 	ag := newAgent(t, d)
-	spec := newSpec(ag, 1)
-	spec.Document = model
-	spec.Env = map[string]string{"FAKEPROV_API_KEY": "sk-bad", "FAKEGATEWAY_MODEL_AUTH": "rejected"}
-	r := prepareUntil(t, d, spec, "auth rejected", func(r compute.Readiness) bool { return r.AuthRejected })
-	if r.Ready || r.RuntimeFailure == nil || r.RuntimeFailure.Code != local.CodeAuthenticationFailed {
-		t.Fatalf("readiness = %+v", r)
+	n := int64(0)
+	for _, c := range []struct {
+		name  string
+		env   map[string]string
+		check string
+		code  string
+		cause *compute.FailureCause
+	}{
+		{"rejected", map[string]string{"FAKEGATEWAY_MODEL_AUTH": "rejected"}, "model-credential", local.CodeAuthenticationFailed, nil},
+		{"no answer in time", map[string]string{"FAKEGATEWAY_MODEL_PROBE_DELAY": "30s"}, "model-probe", compute.HeldModelProbeTimeout, nil},
+		{"timeout status", map[string]string{"FAKEGATEWAY_MODEL_PROBE": "timeout"}, "model-probe", compute.HeldModelProbeTimeout, nil},
+		{"rate limited", map[string]string{"FAKEGATEWAY_MODEL_PROBE": "rate_limit"}, "model-probe", compute.HeldModelProbeFailed,
+			&compute.FailureCause{Kind: "PROBE_STATUS", Detail: "rate_limit"}},
+		{"billing", map[string]string{"FAKEGATEWAY_MODEL_PROBE": "billing"}, "model-probe", compute.HeldModelProbeFailed,
+			&compute.FailureCause{Kind: "PROBE_STATUS", Detail: "billing"}},
+	} {
+		n++
+		spec := newSpec(ag, n)
+		spec.Document = model
+		spec.Env = map[string]string{"FAKEPROV_API_KEY": "sk-" + c.name}
+		maps.Copy(spec.Env, c.env)
+		r := prepareUntil(t, d, spec, c.name, func(r compute.Readiness) bool { return r.Held })
+		rf := r.RuntimeFailure
+		if r.Ready || rf == nil || rf.Component != "gateway" || rf.Check != c.check || rf.Code != c.code || rf.CheckedAt.IsZero() ||
+			!reflect.DeepEqual(rf.Cause, c.cause) {
+			t.Fatalf("%s: readiness = %+v, failure %+v; want held %s/%s cause %+v", c.name, r, rf, c.check, c.code, c.cause)
+		}
 	}
 
-	ok := newSpec(ag, 2)
+	n++
+	ok := newSpec(ag, n)
 	ok.Document = model
 	ok.Env = map[string]string{"FAKEPROV_API_KEY": "sk-good", "FAKEGATEWAY_MODEL_AUTH": "ok"}
 	ready(t, d, ok)

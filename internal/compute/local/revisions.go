@@ -26,17 +26,19 @@ const (
 	// CodeStartupFailed is the RuntimeFailure code of a gateway process that
 	// exited (component "gateway", check "process").
 	CodeStartupFailed = "RUNTIME_STARTUP_FAILED"
-	// CodeAuthenticationFailed is the RuntimeFailure code that goes with
-	// AuthRejected (component "gateway", check "model-credential").
-	CodeAuthenticationFailed = "AUTHENTICATION_FAILED"
+	// CodeAuthenticationFailed is the held RuntimeFailure code of a
+	// rejected model credential (component "gateway", check
+	// "model-credential").
+	CodeAuthenticationFailed = compute.HeldAuthenticationFailed
 )
 
-// probeTimeout bounds the HTTP probes and modelProbeTimeout the model
-// credential check of one PrepareRevision; diagnoseTimeout bounds Diagnose.
+// probeTimeout bounds the HTTP probes and healthTimeout the health call
+// over the WebSocket of one PrepareRevision (Options.ModelProbeTimeout the
+// model probe); diagnoseTimeout bounds Diagnose.
 const (
-	probeTimeout      = 5 * time.Second
-	modelProbeTimeout = 30 * time.Second
-	diagnoseTimeout   = 10 * time.Second
+	probeTimeout    = 5 * time.Second
+	healthTimeout   = 15 * time.Second
+	diagnoseTimeout = 10 * time.Second
 )
 
 func checkAgent(a compute.AgentRef) error {
@@ -177,9 +179,9 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 		return compute.Readiness{PendingReason: PendingStarting}, nil
 	}
 
-	wctx, cancel := context.WithTimeout(ctx, modelProbeTimeout)
-	defer cancel()
-	c, err := gateway.Dial(wctx, t.dialOptions())
+	dctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	c, err := gateway.Dial(dctx, t.dialOptions())
+	cancel()
 	if err != nil {
 		if errors.Is(err, gateway.ErrNotReady) || errors.Is(err, gateway.ErrUnreachable) {
 			return compute.Readiness{PendingReason: PendingStarting}, nil
@@ -188,20 +190,14 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 	}
 	defer c.Close()
 	if provider := gateway.ModelProvider(spec.Document); provider != "" && !verified {
-		_, err := c.ProbeModel(wctx, provider)
-		switch {
-		case errors.Is(err, gateway.ErrModelAuth):
-			r := failure("model-credential", CodeAuthenticationFailed)
-			r.AuthRejected = true
+		if r, done := probeModel(ctx, c, provider, d.modelProbeTimeout); done {
 			return r, nil
-		case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
-			return compute.Readiness{PendingReason: PendingStarting}, nil
 		}
-		// Any other answer (rate limit, timeout, …) does not prove a
-		// rejected credential; it does not hold the deployment back.
 	}
 	r := compute.Readiness{Ready: true}
-	hr, err := c.Health(wctx)
+	hctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	hr, err := c.Health(hctx)
 	switch {
 	case err == nil:
 		for _, w := range hr.PluginWarnings() {

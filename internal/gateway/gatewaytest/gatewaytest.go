@@ -65,6 +65,10 @@
 //	                                                           models.probe of a configured provider (models.providers
 //	                                                           or agents.defaults.model.primary) answers status "auth",
 //	                                                           error "Authentication failed." (§5); default ok
+//	Options.ModelProbe      FAKEGATEWAY_MODEL_PROBE=rate_limit  models.probe of a configured provider reports this
+//	                                                           status bucket (ok, auth, rate_limit, billing, timeout,
+//	                                                           format, unknown, no_model) instead
+//	Options.ModelProbeDelay FAKEGATEWAY_MODEL_PROBE_DELAY=5s   models.probe answers that late
 //	Options.PluginWarnings  FAKEGATEWAY_PLUGIN_WARNINGS=a:install_failed,b:auth_required
 //	                                                           failed plugins, disabled, gateway still ready:
 //	                                                           install_failed in health.plugins.unavailable
@@ -163,6 +167,8 @@ type Options struct {
 	StartupDelay     time.Duration
 	CrashAfter       time.Duration
 	ModelAuth        string
+	ModelProbe       string
+	ModelProbeDelay  time.Duration
 	PluginWarnings   []PluginWarning
 	Slack            string
 	GrantedScopes    []string
@@ -213,6 +219,7 @@ func Start(t testing.TB, o Options) *Gateway {
 		Version: o.Version, Protocol: o.Protocol, Token: g.Token, Password: o.Password,
 		ConfigPath: g.ConfigPath, StateDir: g.StateDir, HomeDir: filepath.Join(dir, "home"), Env: env,
 		StartupDelay: o.StartupDelay, CrashAfter: o.CrashAfter, ModelAuth: o.ModelAuth,
+		ModelProbe: o.ModelProbe, ModelProbeDelay: o.ModelProbeDelay,
 		PluginWarnings: o.PluginWarnings, Slack: o.Slack, GrantedScopes: o.GrantedScopes,
 		TickInterval: o.TickInterval, HandshakeTimeout: o.HandshakeTimeout, Console: o.Console, OnRequest: o.OnRequest,
 	})

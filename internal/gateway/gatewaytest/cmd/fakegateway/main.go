@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -178,10 +179,11 @@ func readSwitches(getenv func(string) string) (switches, error) {
 		return nil
 	}
 	for name, dst := range map[string]*time.Duration{
-		"FAKEGATEWAY_LISTEN_DELAY":  &sw.listenDelay,
-		"FAKEGATEWAY_STARTUP_DELAY": &sw.cfg.StartupDelay,
-		"FAKEGATEWAY_CRASH_AFTER":   &sw.cfg.CrashAfter,
-		"FAKEGATEWAY_TICK_INTERVAL": &sw.cfg.TickInterval,
+		"FAKEGATEWAY_LISTEN_DELAY":      &sw.listenDelay,
+		"FAKEGATEWAY_STARTUP_DELAY":     &sw.cfg.StartupDelay,
+		"FAKEGATEWAY_CRASH_AFTER":       &sw.cfg.CrashAfter,
+		"FAKEGATEWAY_TICK_INTERVAL":     &sw.cfg.TickInterval,
+		"FAKEGATEWAY_MODEL_PROBE_DELAY": &sw.cfg.ModelProbeDelay,
 	} {
 		if err := dur(name, dst); err != nil {
 			return sw, err
@@ -197,6 +199,10 @@ func readSwitches(getenv func(string) string) (switches, error) {
 	sw.cfg.ModelAuth = getenv("FAKEGATEWAY_MODEL_AUTH")
 	if v := sw.cfg.ModelAuth; v != "" && v != fake.ModelAuthOK && v != fake.ModelAuthRejected {
 		return sw, fmt.Errorf("FAKEGATEWAY_MODEL_AUTH=%q: want ok or rejected", v)
+	}
+	sw.cfg.ModelProbe = getenv("FAKEGATEWAY_MODEL_PROBE")
+	if v := sw.cfg.ModelProbe; v != "" && !slices.Contains(fake.ModelProbeStatuses, v) {
+		return sw, fmt.Errorf("FAKEGATEWAY_MODEL_PROBE=%q: want one of %v", v, fake.ModelProbeStatuses)
 	}
 	sw.cfg.Slack = getenv("FAKEGATEWAY_SLACK")
 	if v := sw.cfg.Slack; v != "" && v != fake.SlackOK && v != fake.SlackInvalidAuth && v != fake.SlackOffline && v != fake.SlackDisconnected {

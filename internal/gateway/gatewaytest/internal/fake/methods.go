@@ -394,16 +394,34 @@ func (s *Server) modelsProbe(provider string) map[string]any {
 	if !slices.Contains(s.probeableProviders(fc), provider) {
 		return map[string]any{"provider": provider, "status": "no_model", "error": "no model configured for provider " + provider, "results": []any{}}
 	}
-	s.mu.Lock()
-	ok := s.modelOK
-	s.mu.Unlock()
-	label := "Configured credential · " + provider
-	if !ok {
-		return map[string]any{"provider": provider, "status": "auth", "error": "Authentication failed.", "latencyMs": 1,
-			"results": []any{map[string]any{"label": label, "status": "auth", "error": "Authentication failed.", "latencyMs": 1}}}
+	if d := s.cfg.ModelProbeDelay; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-s.crashed:
+		}
 	}
-	return map[string]any{"provider": provider, "status": "ok", "latencyMs": 1,
-		"results": []any{map[string]any{"label": label, "status": "ok", "latencyMs": 1}}}
+	s.mu.Lock()
+	status := "ok"
+	if !s.modelOK {
+		status = "auth"
+	}
+	s.mu.Unlock()
+	if s.cfg.ModelProbe != "" {
+		status = s.cfg.ModelProbe
+	}
+	label := "Configured credential · " + provider
+	result := map[string]any{"label": label, "status": status, "latencyMs": 1}
+	out := map[string]any{"provider": provider, "status": status, "latencyMs": 1, "results": []any{result}}
+	if msg, failed := probeErrors[status]; failed {
+		result["error"], out["error"] = msg, msg
+	}
+	return out
+}
+
+// probeErrors are the error texts of the failed probe statuses.
+var probeErrors = map[string]string{
+	"auth": "Authentication failed.", "rate_limit": "Rate limited.", "billing": "Billing issue.", "timeout": "Timed out.",
+	"format": "Unexpected response format.", "unknown": "Probe failed.", "no_model": "No model.",
 }
 
 // pluginsList is the plugins.list payload.

@@ -68,6 +68,12 @@ const (
 	ModelAuthRejected = "rejected"
 )
 
+// ModelProbeStatuses are the status buckets of models.probe
+// (docs/cli/models.md).
+var ModelProbeStatuses = []string{"ok", "auth", "rate_limit", "billing", "timeout", "format", "unknown", "no_model"}
+
+const ()
+
 // Config configures a fake gateway.
 type Config struct {
 	// Version is server.version and /startupz version (DefaultVersion).
@@ -99,6 +105,13 @@ type Config struct {
 	// ModelAuth "rejected" makes models.probe report status "auth" (the model
 	// provider answered 401) for the configured providers.
 	ModelAuth string
+	// ModelProbe, when set, is the status models.probe reports for a
+	// configured provider instead (one of ModelProbeStatuses: ok, auth,
+	// rate_limit, billing, timeout, format, unknown, no_model).
+	ModelProbe string
+	// ModelProbeDelay holds every models.probe answer back that long (a
+	// crash answers nothing).
+	ModelProbeDelay time.Duration
 	// PluginWarnings makes plugins fail (see PluginWarning).
 	PluginWarnings []PluginWarning
 	// Slack sets how a configured Slack channel behaves: "ok" (default),
@@ -174,6 +187,9 @@ func New(cfg Config) (*Server, error) {
 	case "", ModelAuthOK, ModelAuthRejected:
 	default:
 		return nil, fmt.Errorf("model auth %q: want ok or rejected", cfg.ModelAuth)
+	}
+	if cfg.ModelProbe != "" && !slices.Contains(ModelProbeStatuses, cfg.ModelProbe) {
+		return nil, fmt.Errorf("model probe %q: want one of %v", cfg.ModelProbe, ModelProbeStatuses)
 	}
 	switch cfg.Slack {
 	case "", SlackOK, SlackInvalidAuth, SlackOffline, SlackDisconnected:
