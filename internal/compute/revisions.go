@@ -126,6 +126,15 @@ type Check struct {
 	Message   string
 }
 
+// PluginRunner is implemented by a driver that can run an Agent's plugin
+// selections: it says whether it can enforce an approval policy
+// (provider_default, all_actions, write_actions or none). A driver without
+// it runs no plugins, so a revision that selects any fails before it
+// starts (nothing is dropped silently).
+type PluginRunner interface {
+	SupportsApprovalPolicy(policy string) bool
+}
+
 // RevisionDriver runs Agents' revisions. Every method is idempotent and
 // keyed by IDs; errors are retryable unless marked Permanent.
 type RevisionDriver interface {

@@ -86,12 +86,19 @@ func New(o Options) (http.Handler, error) {
 	authn := &authenticator{authn: o.Authn, log: o.Logger, origin: o.PublicOrigin, cookie: SessionCookieName(o.PublicOrigin)}
 	idem := idempotency{app: o.App, log: o.Logger}
 	api := adm.PreAuth(authn.middleware(adm.Body(idem.middleware(routes))))
-	mux := http.NewServeMux()
-	mux.Handle("/", api)
-	if o.Metrics != nil {
-		mux.Handle("GET /metrics", authn.requireAdmin(o.App, o.Metrics))
+	if o.Metrics == nil {
+		return api, nil
 	}
-	return mux, nil
+	// Not a ServeMux: it would clean and redirect paths before the wire
+	// rules see them.
+	metrics := authn.requireAdmin(o.App, o.Metrics)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" && r.Method == http.MethodGet {
+			metrics.ServeHTTP(w, r)
+			return
+		}
+		api.ServeHTTP(w, r)
+	}), nil
 }
 
 // SharedCookieName is the native admin UI's shared cookie: occ_shared, or

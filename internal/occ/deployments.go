@@ -18,6 +18,8 @@ const (
 	DeployNamespaceNotReady   = "NAMESPACE_NOT_READY"
 	DeployDependency          = "DEPENDENCY_UNAVAILABLE"
 	DeployDriverUnsupported   = "COMPUTE_DRIVER_UNSUPPORTED"
+	DeployPluginNotInCatalog  = "PLUGIN_NOT_IN_CATALOG"
+	DeployPluginUnsupported   = "PLUGIN_SELECTION_UNSUPPORTED"
 
 	AttemptIncomplete  = "REVISION_INCOMPLETE"
 	AttemptDependency  = "DEPENDENCY_UNAVAILABLE"
@@ -36,6 +38,8 @@ var deploymentMessages = map[string]string{
 	DeploySuperseded:          "A newer deployment of this Agent replaced this one.",
 	DeployStopped:             "The Agent was stopped before this deployment completed.",
 	DeployGatewayUnavailable:  "The Agent gateway was unavailable.",
+	DeployPluginNotInCatalog:  "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
+	DeployPluginUnsupported:   "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
 }
 
 // DeploymentMessage is the fixed message of a terminal deployment code.

@@ -18,6 +18,7 @@ type fakeCompute struct {
 	mu         sync.Mutex
 	notReady   map[string]int                     // agent → prepare calls still not ready (-1: never)
 	held       map[string]*compute.RuntimeFailure // agent → the runtime holds this failure
+	warnings   map[string][]compute.Warning       // agent → plugin warnings of a ready revision
 	failDelete map[string]bool                    // agent → DeleteAgent fails (retryable)
 	running    map[string]string                  // agent → revision whose gateway runs
 	active     map[string]string                  // agent → activated revision
@@ -35,7 +36,7 @@ func newFakeCompute(t *testing.T) *fakeCompute {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fakeCompute{Driver: d, notReady: map[string]int{}, held: map[string]*compute.RuntimeFailure{}, failDelete: map[string]bool{},
+	return &fakeCompute{Driver: d, notReady: map[string]int{}, held: map[string]*compute.RuntimeFailure{}, warnings: map[string][]compute.Warning{}, failDelete: map[string]bool{},
 		diagnosis: map[string]func(compute.RevisionRef) compute.Diagnosis{}, diagnoseErr: map[string]error{},
 		running: map[string]string{}, active: map[string]string{}, envSeen: map[string]map[string]string{},
 		files: map[string]map[string]string{}, deleted: map[string]bool{}}
@@ -78,7 +79,13 @@ func (f *fakeCompute) PrepareRevision(ctx context.Context, s compute.RevisionSpe
 		return compute.Readiness{PendingReason: "AGENT_GATEWAY_STARTING", RuntimeFailure: &compute.RuntimeFailure{
 			Component: "gateway", Check: "readyz", CheckedAt: time.Now(), Code: "UNAVAILABLE"}}, nil
 	}
-	return compute.Readiness{Ready: true}, nil
+	return compute.Readiness{Ready: true, Warnings: f.warnings[a]}, nil
+}
+
+// SupportsApprovalPolicy: the fake runs plugins whose approval policy is
+// provider_default or none (compute.PluginRunner).
+func (f *fakeCompute) SupportsApprovalPolicy(policy string) bool {
+	return policy == "provider_default" || policy == "none"
 }
 
 func (f *fakeCompute) ActivateRevision(ctx context.Context, r compute.RevisionRef) error {

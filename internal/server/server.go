@@ -108,7 +108,8 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	wopts := worker.Options{MaxAttempts: cfg.Worker.MaxAttempts, PollInterval: cfg.Worker.PollInterval.D(),
 		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger,
-		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), App: func() *app.App { return m.app }}
+		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), App: func() *app.App { return m.app },
+		PluginCatalog: pluginCatalogOf(cfg)}
 	working := cfg.Role != "api"
 	if !working {
 		driver = nil
@@ -306,6 +307,17 @@ func lockFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("another occ process uses this data directory (%s): %w", path, err)
 	}
 	return f, nil
+}
+
+// pluginCatalogOf is the set of plugin IDs the configured catalogs list.
+func pluginCatalogOf(cfg *config.Config) map[string]bool {
+	ids := map[string]bool{}
+	for _, c := range cfg.PluginCatalogs {
+		for _, id := range c.Plugins {
+			ids[id] = true
+		}
+	}
+	return ids
 }
 
 // gatewayOf is the configured Credential Gateway's client, or nil.

@@ -45,15 +45,25 @@ func TestLiveWorkspaceFiles(t *testing.T) {
 			body   any
 			status int
 		}{
-			"lower-case name":        {base + "agents.md", map[string]any{"content": "x"}, 400},
-			"another file":           {base + "TOOLS.md", map[string]any{"content": "x"}, 400},
-			"encoded traversal":      {base + "%2e%2e%2fAGENTS.md", map[string]any{"content": "x"}, 400},
-			"NUL":                    {base + "AGENTS.md", map[string]any{"content": "a\x00b"}, 400},
-			"16 KiB is fine":         {base + "AGENTS.md", map[string]any{"content": strings.Repeat("a", 16384)}, 200},
-			"one byte over 16 KiB":   {base + "AGENTS.md", map[string]any{"content": strings.Repeat("a", 16385)}, 400},
-			"body over 48 KiB":       {base + "AGENTS.md", `{"content":"` + strings.Repeat("a", 49152) + `"}`, 413},
-			"two fields":             {base + "AGENTS.md", map[string]any{"content": "x", "name": "AGENTS.md"}, 400},
-			"lone surrogate content": {base + "AGENTS.md", `{"content":"\udc00"}`, 400},
+			"lower-case name":          {base + "agents.md", map[string]any{"content": "x"}, 400},
+			"another file":             {base + "TOOLS.md", map[string]any{"content": "x"}, 400},
+			"encoded traversal":        {base + "%2e%2e%2fAGENTS.md", map[string]any{"content": "x"}, 400},
+			"dot-dot traversal":        {base + "../AGENTS.md", map[string]any{"content": "x"}, 400},
+			"encoded slash":            {base + "x%2FAGENTS.md", map[string]any{"content": "x"}, 400},
+			"trailing slash":           {base + "AGENTS.md/", map[string]any{"content": "x"}, 400},
+			"encoded NUL in name":      {base + "AGENTS.md%00", map[string]any{"content": "x"}, 400},
+			"one byte under 16 KiB":    {base + "AGENTS.md", map[string]any{"content": strings.Repeat("a", 16383)}, 200},
+			"multi-byte at 16 KiB":     {base + "AGENTS.md", map[string]any{"content": strings.Repeat("é", 8192)}, 200},
+			"multi-byte over 16 KiB":   {base + "AGENTS.md", map[string]any{"content": strings.Repeat("é", 8192) + "a"}, 400},
+			"escaped body near 48 KiB": {base + "AGENTS.md", `{"content":"` + strings.Repeat(`\u00e9`, 8189) + `"}`, 200}, // 49,148 bytes
+			"body of exactly 48 KiB":   {base + "AGENTS.md", padded(`{"content":"x"}`, 49152), 200},
+			"body one byte over":       {base + "AGENTS.md", padded(`{"content":"x"}`, 49153), 413},
+			"NUL":                      {base + "AGENTS.md", map[string]any{"content": "a\x00b"}, 400},
+			"16 KiB is fine":           {base + "AGENTS.md", map[string]any{"content": strings.Repeat("a", 16384)}, 200},
+			"one byte over 16 KiB":     {base + "AGENTS.md", map[string]any{"content": strings.Repeat("a", 16385)}, 400},
+			"body over 48 KiB":         {base + "AGENTS.md", `{"content":"` + strings.Repeat("a", 49152) + `"}`, 413},
+			"two fields":               {base + "AGENTS.md", map[string]any{"content": "x", "name": "AGENTS.md"}, 400},
+			"lone surrogate content":   {base + "AGENTS.md", `{"content":"\udc00"}`, 400},
 		} {
 			if r := e.call("PUT", c.path, e.admin, c.body); r.Status != c.status {
 				t.Errorf("%s: %d %v, want %d", name, r.Status, r.Body, c.status)
@@ -85,4 +95,9 @@ func TestLiveWorkspaceFiles(t *testing.T) {
 			t.Fatalf("write while deleting = %d %v", r.Status, r.Body)
 		}
 	})
+}
+
+// padded is a JSON body of exactly n bytes: body followed by spaces.
+func padded(body string, n int) string {
+	return body + strings.Repeat(" ", n-len(body))
 }

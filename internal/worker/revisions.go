@@ -86,6 +86,9 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		}
 		return w.fail(ctx, p, code, nil)
 	}
+	if code := w.pluginCheck(p); code != "" {
+		return w.fail(ctx, p, code, nil)
+	}
 	spec, code, err := w.buildSpec(ctx, p.ag, p.rev, p.ref())
 	if err != nil {
 		return err

@@ -30,7 +30,10 @@ type Options struct {
 	JobTimeout         time.Duration   // one pass, and a dead worker's claim lifetime; default 2 min
 	RescueAfter        time.Duration   // a running job older than this is rescued; default JobTimeout + 1 min
 	App                func() *app.App // the use cases (resolving Secrets), ready before jobs run
-	Logger             *slog.Logger
+	// PluginCatalog holds every plugin ID the installation's plugin
+	// catalogs list: the only plugins a revision may start with.
+	PluginCatalog map[string]bool
+	Logger        *slog.Logger
 }
 
 // deps is what every job worker needs.

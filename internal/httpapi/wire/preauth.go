@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strings"
 
 	"github.com/openclaw/occ/internal/occ"
 )
@@ -13,7 +15,9 @@ import (
 //  1. assigns the request ID; sets on EVERY response (also errors, also
 //     404s): Cache-Control: no-store, X-Content-Type-Options: nosniff,
 //     X-Request-Id.
-//  2. finds the route in the spec: no path → 404 NOT_FOUND; path but not
+//  2. a path with an empty, "." or ".." segment (also percent-encoded) →
+//     400 INVALID_REQUEST: nothing cleans or redirects it.
+//     Then finds the route in the spec: no path → 404 NOT_FOUND; path but not
 //     method → 405 METHOD_NOT_ALLOWED with an Allow header listing the
 //     methods (sorted, comma+space).
 //  3. Content-Length over the route's limit → 413 PAYLOAD_TOO_LARGE (before
@@ -67,6 +71,9 @@ func (a *Admission) PreAuth(next http.Handler) http.Handler {
 
 // admit runs steps 2-6 of PreAuth.
 func (a *Admission) admit(w http.ResponseWriter, r *http.Request, st *state) *occ.Error {
+	if !CanonicalPath(r.URL.EscapedPath()) {
+		return occ.E(occ.CodeInvalidRequest, msgPathNotCanonical)
+	}
 	o, params, allow := a.router.match(r.Method, r.URL.EscapedPath())
 	if o == nil {
 		if len(allow) > 0 {
@@ -125,3 +132,24 @@ func (s *secureWriter) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (s *secureWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+const msgPathNotCanonical = "The request path must not contain empty, '.' or '..' segments."
+
+// CanonicalPath reports whether an escaped path has no empty, "." or ".."
+// segment once each segment is decoded (a trailing slash is an empty
+// segment; "/" alone is fine).
+func CanonicalPath(escaped string) bool {
+	if escaped == "/" {
+		return true
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(escaped, "/"), "/") {
+		dec, err := url.PathUnescape(seg)
+		if err != nil {
+			return false
+		}
+		if dec == "" || dec == "." || dec == ".." {
+			return false
+		}
+	}
+	return true
+}

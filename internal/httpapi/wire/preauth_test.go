@@ -35,7 +35,11 @@ func TestPreAuth(t *testing.T) {
 		{name: "too many segments", req: req{method: "GET", target: "/namespaces/" + nsID + "/extra"},
 			status: 404, code: occ.CodeNotFound},
 		{name: "trailing slash", req: req{method: "GET", target: "/namespaces/"},
-			status: 404, code: occ.CodeNotFound},
+			status: 400, code: occ.CodeInvalidRequest},
+		{name: "dot-dot segment", req: req{method: "GET", target: "/namespaces/../namespaces"},
+			status: 400, code: occ.CodeInvalidRequest},
+		{name: "empty segment before auth", req: req{method: "GET", target: "//namespaces", noAuth: true},
+			status: 400, code: occ.CodeInvalidRequest},
 		{name: "method not allowed on collection", req: req{method: "PUT", target: "/namespaces", noAuth: true},
 			status: 405, code: occ.CodeMethodNotAllowed, allow: "GET, POST"},
 		{name: "method not allowed on item", req: req{method: "POST", target: "/namespaces/" + nsID},
@@ -333,4 +337,27 @@ func TestPreAuthOverTheWire(t *testing.T) {
 			t.Fatalf("got %d %s", resp.StatusCode, body)
 		}
 	})
+}
+
+func TestCanonicalPath(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/":                              true,
+		"/namespaces":                    true,
+		"/a/b%2Fc":                       true, // an encoded slash stays inside its segment
+		"/a/%2e%2e%2fb":                  true, // one segment "../b": the route's own rules judge it
+		"/a/b/":                          false,
+		"/a//b":                          false,
+		"/a/./b":                         false,
+		"/a/../b":                        false,
+		"/a/%2e%2e/b":                    false,
+		"/a/%2E/b":                       false,
+		"/a/%zz":                         false,
+		"/files/AGENTS.md/..":            false,
+		"/files/AGENTS.md%00":            true,
+		"/namespaces/ns_1/agents/agt_1/": false,
+	} {
+		if got := CanonicalPath(path); got != want {
+			t.Errorf("CanonicalPath(%q) = %v, want %v", path, got, want)
+		}
+	}
 }

@@ -82,6 +82,10 @@ func ValidateResponse(spec *openapi3.T, req *http.Request, status int, header ht
 	}
 
 	switch {
+	case !wire.CanonicalPath(req.URL.EscapedPath()):
+		if status != http.StatusBadRequest {
+			v.fail("%s %s has an empty, '.' or '..' segment, so only 400 is possible, got %d", req.Method, req.URL.EscapedPath(), status)
+		}
 	case route == nil && allow == nil:
 		if status != http.StatusNotFound {
 			v.fail("%s %s matches no path of the document, so only 404 is possible, got %d", req.Method, req.URL.Path, status)

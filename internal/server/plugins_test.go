@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/server"
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// TestDeployPluginChecks: a revision starts only with plugins of the
+// installation's catalogs that the compute driver can run with their
+// approval policy; otherwise the deployment fails before any effect, with
+// a fixed code, and the Agent keeps its selections. Warnings name admitted
+// plugins only.
+func TestDeployPluginChecks(t *testing.T) {
+	catalogs := func(m *server.Main) {
+		m.Config.PluginCatalogs = []config.PluginCatalog{{ID: "curated", Plugins: []string{"acme@curated", "beta@curated"}}}
+	}
+	storetest.Each(t, func(t *testing.T, url string) {
+		d := newDeployWorld(t, url, catalogs)
+		e := d.e
+		withPlugins := func(name string, plugins map[string]any) string {
+			agent, _ := d.newAgent(t, name, true)
+			if r := e.call("PATCH", d.path("/agents/"+agent), e.admin, map[string]any{"configurationId": d.cfg, "plugins": plugins}); r.Status != 200 {
+				t.Fatalf("PATCH plugins = %d %v", r.Status, r.Body)
+			}
+			return agent
+		}
+		for _, c := range []struct {
+			name    string
+			plugins map[string]any
+			code    string
+		}{
+			{"outside", map[string]any{"acme@curated": map[string]any{}, "ghost@curated": map[string]any{}}, "PLUGIN_NOT_IN_CATALOG"},
+			{"other-catalog", map[string]any{"acme@elsewhere": map[string]any{}}, "PLUGIN_NOT_IN_CATALOG"},
+			{"policy", map[string]any{"acme@curated": map[string]any{"approvalPolicy": "all_actions"}}, "PLUGIN_SELECTION_UNSUPPORTED"},
+		} {
+			agent := withPlugins(c.name, c.plugins)
+			st := d.waitDeployment(t, agent, d.deploy(t, agent))
+			er, _ := st["error"].(map[string]any)
+			if st["status"] != "failed" || er["code"] != c.code || er["message"] == "Deployment reconciliation failed." || er["data"] != nil {
+				t.Fatalf("%s: deployment = %v, want failed %s", c.name, toJSON(st), c.code)
+			}
+			d.fake.get(func(f *fakeCompute) {
+				if f.running[agent] != "" {
+					t.Fatalf("%s: a gateway started for a revision with unsupported plugins", c.name)
+				}
+			})
+			got, _ := e.call("GET", d.path("/agents/"+agent), e.admin, nil).data()["plugins"].(map[string]any)
+			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(c.plugins))) {
+				t.Fatalf("%s: the Agent's plugins changed to %v", c.name, got)
+			}
+		}
+
+		// Admitted plugins start; only their warnings are reported.
+		agent := withPlugins("admitted", map[string]any{"acme@curated": map[string]any{"approvalPolicy": "provider_default"}, "beta@curated": map[string]any{"approvalPolicy": "none"}})
+		d.fake.set(func(f *fakeCompute) {
+			f.warnings[agent] = []compute.Warning{{Code: "PLUGIN_AUTH_REQUIRED", PluginID: "acme@curated"}, {Code: "PLUGIN_INSTALL_FAILED", PluginID: "zzz@curated"}}
+		})
+		st := d.waitDeployment(t, agent, d.deploy(t, agent))
+		if st["status"] != "succeeded" || toJSON(st["warnings"]) != `[{"code":"PLUGIN_AUTH_REQUIRED","pluginId":"acme@curated"}]` {
+			t.Fatalf("admitted plugins: deployment = %v", toJSON(st))
+		}
+	})
+}
+
+// TestLocalDriverRunsNoPlugins: the local driver cannot run plugin
+// selections yet, so a revision selecting one (even from a catalog) fails
+// with PLUGIN_SELECTION_UNSUPPORTED instead of starting without it.
+func TestLocalDriverRunsNoPlugins(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
+		m.Config.PluginCatalogs = []config.PluginCatalog{{ID: "curated", Plugins: []string{"acme@curated"}}}
+	})
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("plugins")}}
+	d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
+	d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+	agent, _ := d.newAgent(t, "plugged", true)
+	if r := e.call("PATCH", d.path("/agents/"+agent), e.admin, map[string]any{"configurationId": d.cfg, "plugins": map[string]any{"acme@curated": map[string]any{}}}); r.Status != 200 {
+		t.Fatalf("PATCH plugins = %d %v", r.Status, r.Body)
+	}
+	st := d.waitDeployment(t, agent, d.deploy(t, agent))
+	if er, _ := st["error"].(map[string]any); st["status"] != "failed" || er["code"] != "PLUGIN_SELECTION_UNSUPPORTED" {
+		t.Fatalf("deployment = %v", toJSON(st))
+	}
+}
