@@ -158,6 +158,12 @@ func (a *App) requireAgentPrincipalSecrets(ctx context.Context, c occ.Caller, g 
 		if d.Allowed {
 			continue
 		}
+		// The Agent may have been deleted (its principal with it) since it
+		// was read: then that is the answer, not a denial of a principal
+		// that no longer exists.
+		if _, err := a.loadAgentFor(ctx, a.st, g.NamespaceID, g.ID); err != nil {
+			return err
+		}
 		ev := occ.AuditEvent{Kind: occ.AuditDenial, Action: actAgentDeploy, Outcome: occ.OutcomeDenied, ActorID: c.PrincipalID,
 			Resource: g.Ref(), ReasonCode: "AGENT_PRINCIPAL_NOT_AUTHORIZED",
 			Details: map[string]any{"servicePrincipalId": g.ServicePrincipalID, "permission": "secret:operate", "secretId": sid}}

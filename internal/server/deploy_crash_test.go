@@ -257,17 +257,6 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 					w.deleted[agt] = true
 					w.mu.Unlock()
 				case r.Status == 202:
-				case r.Status == 403 && op == "deploy" && strings.Contains(toJSON(r.Body), "service principal"):
-					// Open finding (issue 5): rarely, after a kill, a deploy is refused
-					// because the Agent's principal lacks the Secret grant the test
-					// believes it gave. Logged with its request for the next session's
-					// investigation; the grant is given again and the round goes on.
-					w.t.Logf("FINDING round %d: deploy of %s refused for its principal: %v", round, agt, r.Body)
-					op += "-principal-403"
-					if err := w.grant(p, agt); err != nil {
-						errs <- err
-						continue
-					}
 				case r.Status == 409 && r.code() == "AGENT_DELETING", r.Status == 404 && w.isDeleted(agt):
 					// Another client deleted it meanwhile.
 					op += "-raced"
