@@ -116,31 +116,38 @@ func (a *App) NativeAdminAvailability(ctx context.Context, c occ.Caller, nsID, i
 }
 
 // nativeAdminState decides the status of an Agent whose installation
-// enables the native admin UI, and returns the gateway's private HTTP base
-// URL when available.
-func (a *App) nativeAdminState(ctx context.Context, g occ.Agent) (string, string) {
+// enables the native admin UI, and returns, when available, the gateway's
+// private HTTP base URL and the identity it trusts from occ's proxy.
+func (a *App) nativeAdminState(ctx context.Context, g occ.Agent) (string, nativeAdminUpstream) {
+	none := nativeAdminUpstream{}
 	switch {
 	case g.Status != occ.AgentActive || g.DesiredState != occ.DesiredRunning:
-		return NativeAdminStopped, ""
+		return NativeAdminStopped, none
 	case g.ActiveRevisionID == "":
-		return NativeAdminUnavailable, ""
+		return NativeAdminUnavailable, none
 	case a.opts.Gateways == nil:
-		return NativeAdminUnsupported, "" // this process has no compute driver that exposes gateways
+		return NativeAdminUnsupported, none // this process has no compute driver that exposes gateways
 	}
 	ep, ok := a.opts.Gateways(ctx, g.NamespaceID, g.ID)
 	switch {
 	case !ok:
-		return NativeAdminUnavailable, "" // not running right now (starting, restarting)
+		return NativeAdminUnavailable, none // not running right now (starting, restarting)
 	case ep.RevisionID != "" && ep.RevisionID != g.ActiveRevisionID:
-		return NativeAdminUnavailable, "" // a newer revision is replacing the active one
-	case ep.NativeAdminOrigin != a.NativeAdminOrigin(g.NamespaceID, g.ID):
-		return NativeAdminUnsupported, "" // the gateway was not started for the native admin UI (redeploy)
+		return NativeAdminUnavailable, none // a newer revision is replacing the active one
+	case ep.NativeAdminOrigin != a.NativeAdminOrigin(g.NamespaceID, g.ID), ep.ProxyIdentity == "":
+		return NativeAdminUnsupported, none // the gateway was not started for the native admin UI (redeploy)
 	}
 	base, ok := privateHTTPBase(ep.URL)
 	if !ok {
-		return NativeAdminUnsupported, ""
+		return NativeAdminUnsupported, none
 	}
-	return NativeAdminAvailable, base
+	return NativeAdminAvailable, nativeAdminUpstream{base: base, identity: ep.ProxyIdentity}
+}
+
+// nativeAdminUpstream is where the proxy forwards to and what it asserts.
+type nativeAdminUpstream struct {
+	base     string
+	identity string
 }
 
 // privateHTTPBase turns a clean ws:// or wss:// gateway URL (no user,
@@ -166,6 +173,9 @@ type NativeAdminTarget struct {
 	RevisionID  string // the active revision the gateway runs
 	Origin      string // the Agent's browser origin
 	Upstream    string // the gateway's private HTTP base (http://127.0.0.1:PORT)
+	// Identity is what the proxy asserts to the gateway (secret: never
+	// shown or logged).
+	Identity string
 }
 
 var (
@@ -205,12 +215,12 @@ func (a *App) NativeAdminTarget(ctx context.Context, c occ.Caller, host string) 
 		return NativeAdminTarget{}, notFoundOr(err)
 	}
 	g := decodeAgent(row)
-	st, upstream := a.nativeAdminState(ctx, g)
+	st, up := a.nativeAdminState(ctx, g)
 	if st != NativeAdminAvailable {
 		return NativeAdminTarget{}, ErrNativeAdminNotServing
 	}
 	return NativeAdminTarget{NamespaceID: g.NamespaceID, AgentID: g.ID, RevisionID: g.ActiveRevisionID,
-		Origin: a.NativeAdminOrigin(g.NamespaceID, g.ID), Upstream: upstream}, nil
+		Origin: a.NativeAdminOrigin(g.NamespaceID, g.ID), Upstream: up.base, Identity: up.identity}, nil
 }
 
 // Close reasons of a native admin WebSocket.

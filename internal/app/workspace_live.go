@@ -27,6 +27,7 @@ type GatewayTarget struct {
 	Password          string
 	RevisionID        string
 	NativeAdminOrigin string
+	ProxyIdentity     string // what occ's native admin proxy asserts to it
 }
 
 // workspaceCallTimeout bounds one workspace-file request to the gateway.

@@ -104,6 +104,9 @@ type Endpoint struct {
 	// NativeAdminOrigin is the native admin origin the gateway was started
 	// for (RevisionSpec.NativeAdminOrigin), "" in token mode.
 	NativeAdminOrigin string
+	// ProxyIdentity is the identity the gateway trusts from occ's native
+	// admin proxy (as secret as the token), "" in token mode.
+	ProxyIdentity string
 }
 
 // MaxChecks is the most checks one diagnosis may hold (CONTRACT.md §7).

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,31 +65,41 @@ type TrustedProxy struct {
 	BackendPassword bool
 }
 
-// The identity occ's native admin proxy asserts to a gateway, in the header
-// it names. occ authorizes each person itself (exact agent:administer on
-// every request and WebSocket), so every gateway trusts this one identity,
-// from occ only, and grants it operator.admin for the session.
-const (
-	NativeAdminUserHeader = "x-occ-identity"
-	NativeAdminIdentity   = "occ-native-admin"
-)
+// NativeAdminUserHeader is the header in which occ's native admin proxy
+// asserts its identity to a gateway. occ authorizes each person itself
+// (exact agent:administer on every request and WebSocket), so a gateway
+// trusts one identity, from occ only, and grants it operator.admin for the
+// session.
+const NativeAdminUserHeader = "x-occ-identity"
+
+// NativeAdminIdentity is the identity a gateway trusts from occ's proxy,
+// derived from the Agent's gateway secret: as secret as that secret, and
+// different for every Agent, so a process that can reach the gateway's
+// loopback port cannot assert it without reading the Agent's secret (the
+// gateway's trusted-proxy check only proves the request came from
+// loopback).
+func NativeAdminIdentity(secret string) string {
+	sum := sha256.Sum256([]byte("occ native admin identity\x00" + secret))
+	return "occ-" + hex.EncodeToString(sum[:16])
+}
 
 // NativeAdminProxy is the gateway side of the native admin UI for a gateway
 // whose Control UI is served on origin through occ's proxy on the same host
 // (reference/openclaw-runtime.md §3): trusted-proxy auth trusting only
-// loopback (with allowLoopback), the one identity occ sends and only it,
+// loopback (with allowLoopback), the one identity occ sends (see
+// NativeAdminIdentity) and only it,
 // operator.admin for that identity's sessions, automatic approval of the
 // browser's device, the Control UI enabled for exactly origin, and
 // gateway.auth.password for occ's own backend client (a shared token is
 // refused at start in this mode).
-func NativeAdminProxy(origin string) *TrustedProxy {
+func NativeAdminProxy(origin, identity string) *TrustedProxy {
 	return &TrustedProxy{
 		Proxies:           []string{"127.0.0.1"},
 		UserHeader:        NativeAdminUserHeader,
 		AllowLoopback:     true,
 		DeviceAutoApprove: true,
-		IdentityScopes:    map[string][]string{NativeAdminIdentity: {"operator.admin"}},
-		AllowUsers:        []string{NativeAdminIdentity},
+		IdentityScopes:    map[string][]string{identity: {"operator.admin"}},
+		AllowUsers:        []string{identity},
 		AllowedOrigins:    []string{origin},
 		BackendPassword:   true,
 	}

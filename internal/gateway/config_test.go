@@ -137,7 +137,7 @@ func TestRenderConfig(t *testing.T) {
 `},
 		{name: "trusted proxy", in: with(func(in *gateway.RenderInput) {
 			in.Document = map[string]any{"gateway": map[string]any{"controlUi": map[string]any{"allowedOrigins": []any{"http://evil"}, "basePath": "/"}}}
-			in.TrustedProxy = gateway.NativeAdminProxy("http://agent-abc.admin.localhost:8443")
+			in.TrustedProxy = gateway.NativeAdminProxy("http://agent-abc.admin.localhost:8443", "occ-0123456789abcdef0123456789abcdef")
 		}), want: `{
   "agents": {
     "defaults": {
@@ -147,7 +147,7 @@ func TestRenderConfig(t *testing.T) {
   "gateway": {
     "auth": {
       "identityScopes": {
-        "occ-native-admin": [
+        "occ-0123456789abcdef0123456789abcdef": [
           "operator.admin"
         ]
       },
@@ -156,7 +156,7 @@ func TestRenderConfig(t *testing.T) {
       "trustedProxy": {
         "allowLoopback": true,
         "allowUsers": [
-          "occ-native-admin"
+          "occ-0123456789abcdef0123456789abcdef"
         ],
         "deviceAutoApprove": {
           "enabled": true
@@ -295,5 +295,15 @@ func TestLaunch(t *testing.T) {
 	}
 	if got := strings.Join(gateway.LaunchArgs(19401), " "); got != "gateway run --port 19401" {
 		t.Errorf("LaunchArgs = %q", got)
+	}
+}
+
+// TestNativeAdminIdentity: the identity is derived from the Agent's
+// secret, the same for the same secret, different for another, and does
+// not contain the secret.
+func TestNativeAdminIdentity(t *testing.T) {
+	a, b := gateway.NativeAdminIdentity("secret-a"), gateway.NativeAdminIdentity("secret-b")
+	if a != gateway.NativeAdminIdentity("secret-a") || a == b || len(a) != 36 || !strings.HasPrefix(a, "occ-") || strings.Contains(a, "secret") {
+		t.Fatalf("identities %q, %q", a, b)
 	}
 }

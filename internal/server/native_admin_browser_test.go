@@ -132,11 +132,15 @@ func TestNativeAdminBrowser(t *testing.T) {
 	waitFor(t, "the Control UI's WebSocket through occ", func() bool {
 		return len(e.call("GET", "/audit-events?action=agents.native_admin.websocket.connect&resourceId="+agent, e.admin, nil).list()) > 0
 	})
+	ep, ok := ld.GatewayEndpoint(t.Context(), compute.AgentRef{NamespaceID: w.ns, AgentID: agent})
+	if !ok || !strings.HasPrefix(ep.ProxyIdentity, "occ-") {
+		t.Fatalf("gateway endpoint = %v (ok %v), want the identity occ asserts", ep.URL, ok)
+	}
 	var shown string
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		shown = deepText(ctx)
-		if controlUIConnected(shown) {
+		if controlUIConnected(shown, ep.ProxyIdentity) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -233,7 +237,7 @@ func bodyText(ctx context.Context) string { return deepText(ctx) }
 // controlUIConnected reports whether the Control UI shows what it renders
 // only after its WebSocket hello: the signed-in identity (the one occ
 // asserts) and the connection status "Connected".
-func controlUIConnected(text string) bool {
+func controlUIConnected(text, identity string) bool {
 	lines := strings.Split(text, "\n")
-	return slices.Contains(lines, "occ-native-admin") && slices.Contains(lines, "Connected")
+	return slices.Contains(lines, identity) && slices.Contains(lines, "Connected")
 }

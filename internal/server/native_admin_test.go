@@ -273,29 +273,40 @@ func TestNativeAdmin(t *testing.T) {
 			t.Fatalf("headers = %d %s", st, body)
 		}
 		h := seen.Headers
+		ep, _ := w.driver.GatewayEndpoint(context.Background(), compute.AgentRef{NamespaceID: w.ns, AgentID: a})
+		if !strings.HasPrefix(ep.ProxyIdentity, "occ-") || len(ep.ProxyIdentity) != 36 {
+			t.Fatalf("the identity occ asserts to the gateway = %q, want occ-<32 hex> derived from the Agent's secret", ep.ProxyIdentity)
+		}
 		if seen.Host != host || h.Get("Cookie") != "" || h.Get("Authorization") != "" || len(h.Values("X-Occ-Identity")) != 1 ||
-			h.Get("X-Occ-Identity") != "occ-native-admin" || h.Get("X-Forwarded-For") != "192.0.2.1" || h.Get("Forwarded") != "" ||
+			h.Get("X-Occ-Identity") != ep.ProxyIdentity || h.Get("X-Forwarded-For") != "192.0.2.1" || h.Get("Forwarded") != "" ||
 			h.Get("X-Forwarded-User") != "" || h.Get("X-Openclaw-Scopes") != "" || h.Get("X-Real-Ip") != "" {
 			t.Fatalf("the gateway saw %s", body)
 		}
 		if strings.Contains(body, strings.TrimPrefix(adminShared, "occ_shared=")) || strings.Contains(body, e.admin) {
 			t.Fatal("a credential reached the gateway")
 		}
-		// A forged identity header without a session is refused by occ;
-		// straight to the gateway without a proxy's forwarding it is
-		// refused by the gateway. (The local driver's gateways trust
-		// loopback as their proxy: local processes are trusted, as with the
-		// token files.)
-		if st, _, _ := w.get(t, "GET", host, "/", "X-Occ-Identity", "occ-native-admin", "X-Forwarded-For", "198.51.100.9"); st != 401 {
+		// A forged identity header without a session is refused by occ.
+		// Straight to the gateway (from loopback, which it trusts as its
+		// proxy) a forged identity is refused too, with or without a
+		// proxy's forwarding: it trusts only the identity derived from the
+		// Agent's secret, which differs per Agent.
+		if st, _, _ := w.get(t, "GET", host, "/", "X-Occ-Identity", ep.ProxyIdentity, "X-Forwarded-For", "198.51.100.9"); st != 401 {
 			t.Fatalf("forged identity through occ = %d, want 401", st)
 		}
-		ep, _ := w.driver.GatewayEndpoint(context.Background(), compute.AgentRef{NamespaceID: w.ns, AgentID: a})
-		req, _ := http.NewRequest("GET", "http"+strings.TrimPrefix(ep.URL, "ws")+"/", nil)
-		req.Header.Set("X-Occ-Identity", "occ-native-admin")
-		if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
-			t.Fatalf("forged identity at the gateway = %v %v", res, err)
-		} else {
-			res.Body.Close()
+		for _, forged := range [][]string{
+			{"X-Occ-Identity", "occ-native-admin"},
+			{"X-Occ-Identity", "occ-native-admin", "X-Forwarded-For", "198.51.100.9"},
+			{"X-Occ-Identity", "occ-00000000000000000000000000000000", "X-Forwarded-For", "198.51.100.9"},
+		} {
+			req, _ := http.NewRequest("GET", "http"+strings.TrimPrefix(ep.URL, "ws")+"/", nil)
+			for i := 0; i < len(forged); i += 2 {
+				req.Header.Set(forged[i], forged[i+1])
+			}
+			if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
+				t.Fatalf("forged identity %v at the gateway = %v %v, want 403", forged, res, err)
+			} else {
+				res.Body.Close()
+			}
 		}
 
 		// Set-Cookie with a Domain never reaches the browser; host-only does.

@@ -389,7 +389,7 @@ func gatewaysOf(d compute.Driver) app.GatewayEndpoint {
 	return func(ctx context.Context, nsID, agentID string) (app.GatewayTarget, bool) {
 		ep, ok := rd.GatewayEndpoint(ctx, compute.AgentRef{NamespaceID: nsID, AgentID: agentID})
 		return app.GatewayTarget{URL: ep.URL, Token: ep.Token, Password: ep.Password, RevisionID: ep.RevisionID,
-			NativeAdminOrigin: ep.NativeAdminOrigin}, ok
+			NativeAdminOrigin: ep.NativeAdminOrigin, ProxyIdentity: ep.ProxyIdentity}, ok
 	}
 }
 

@@ -29,11 +29,11 @@ func (t target) dialOptions() gateway.Options {
 }
 
 // trustedProxy is the trusted-proxy rendering for st, or nil (token mode).
-func trustedProxy(st *runState) *gateway.TrustedProxy {
+func trustedProxy(st *runState, secret string) *gateway.TrustedProxy {
 	if st.NativeAdminOrigin == "" {
 		return nil
 	}
-	return gateway.NativeAdminProxy(st.NativeAdminOrigin)
+	return gateway.NativeAdminProxy(st.NativeAdminOrigin, gateway.NativeAdminIdentity(secret))
 }
 
 // secretEnv returns the secret as the token or, in trusted-proxy mode, as

@@ -268,16 +268,18 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 			return err
 		}
 	}
+	token, err := ensureToken(a.dir)
+	if err != nil {
+		return err
+	}
+	// 0600 like the token: in trusted-proxy mode it holds the identity
+	// derived from it.
 	cfg, err := gateway.RenderConfig(gateway.RenderInput{Document: doc, Port: st.Port,
-		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logFile), TrustedProxy: trustedProxy(st)})
+		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logFile), TrustedProxy: trustedProxy(st, token)})
 	if err != nil {
 		return compute.Permanent("INVALID_CONFIGURATION", err)
 	}
 	if err := writeFileAtomic(filepath.Join(a.dir, gateway.ConfigFileName), cfg); err != nil {
-		return err
-	}
-	token, err := ensureToken(a.dir)
-	if err != nil {
 		return err
 	}
 	argv, err := d.cmd(st.Port)

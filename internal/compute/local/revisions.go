@@ -355,6 +355,9 @@ func (d *Driver) GatewayEndpoint(ctx context.Context, ref compute.AgentRef) (com
 		t := targetOf(a, st)
 		token, password := secretEnv(st, t.token)
 		ep = compute.Endpoint{URL: t.wsURL(), Token: token, Password: password, RevisionID: st.RevisionID, NativeAdminOrigin: st.NativeAdminOrigin}
+		if st.NativeAdminOrigin != "" {
+			ep.ProxyIdentity = gateway.NativeAdminIdentity(t.token)
+		}
 		ok = t.token != ""
 		return nil
 	})

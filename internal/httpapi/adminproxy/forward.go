@@ -22,7 +22,7 @@ var strippedHeaders = []string{"Cookie", "Authorization", "Proxy-Authorization",
 // stripRequest removes strippedHeaders and every X-Forwarded-* and X-Occ-*
 // header, then sets the identity and forwarding headers the gateway
 // trusts from occ.
-func (p *Proxy) stripRequest(h http.Header, in *http.Request) {
+func (p *Proxy) stripRequest(h http.Header, in *http.Request, identity string) {
 	for _, k := range strippedHeaders {
 		h.Del(k)
 	}
@@ -32,7 +32,7 @@ func (p *Proxy) stripRequest(h http.Header, in *http.Request) {
 			delete(h, k)
 		}
 	}
-	h.Set(gateway.NativeAdminUserHeader, gateway.NativeAdminIdentity)
+	h.Set(gateway.NativeAdminUserHeader, identity)
 	h.Set("X-Forwarded-For", clientAddress(in.RemoteAddr))
 	h.Set("X-Forwarded-Host", in.Host)
 	proto := "http"
@@ -67,7 +67,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, t app.NativeAdmi
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(upstream)
 			pr.Out.Host = pr.In.Host // the gateway checks the public host against its allowed origin
-			p.stripRequest(pr.Out.Header, pr.In)
+			p.stripRequest(pr.Out.Header, pr.In, t.Identity)
 		},
 		ModifyResponse: func(res *http.Response) error {
 			filterResponse(res.Header, t)

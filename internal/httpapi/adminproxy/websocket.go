@@ -60,7 +60,7 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, c occ.Cal
 			h[k] = v
 		}
 	}
-	p.stripRequest(h, r)
+	p.stripRequest(h, r, t.Identity)
 	var protocols []string
 	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
 		for _, sp := range strings.Split(v, ",") {
