@@ -12,11 +12,11 @@ import (
 	"github.com/openclaw/occ/internal/client/gen"
 )
 
-// agentsCmd is `occ agents create|list|get|deploy|stop|delete`.
+// agentsCmd is `occ agents create|list|get|patch|grant-secrets|deploy|stop|delete`.
 func agentsCmd(api *apiOptions) *cobra.Command {
-	cmd := &cobra.Command{Use: "agents", Aliases: []string{"agent"}, Short: "Agents: create, deploy, stop and delete"}
-	cmd.AddCommand(agentsCreateCmd(api), agentsListCmd(api), agentsGetCmd(api), agentsDeployCmd(api),
-		agentsStopCmd(api), agentsDeleteCmd(api))
+	cmd := &cobra.Command{Use: "agents", Aliases: []string{"agent"}, Short: "Agents: create, change, deploy, stop and delete"}
+	cmd.AddCommand(agentsCreateCmd(api), agentsListCmd(api), agentsGetCmd(api), agentsPatchCmd(api), agentsGrantSecretsCmd(api),
+		agentsDeployCmd(api), agentsStopCmd(api), agentsDeleteCmd(api))
 	return cmd
 }
 

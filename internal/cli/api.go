@@ -1,7 +1,7 @@
 package cli
 
 // The client commands (`occ namespaces|agents|deployments|configurations|
-// secrets …`) talk to a running occ over its HTTP API through
+// iam|secrets …`) talk to a running occ over its HTTP API through
 // internal/client. Each command has an options struct and a run function,
 // tested against an httptest fake with captured output (GitHub CLI's
 // pattern); this file holds what they share: the global flags, the client,
@@ -228,11 +228,11 @@ func plainError(err error) error {
 }
 
 // addClientCommands adds the client commands to root: the nouns
-// namespaces, agents, deployments and configurations, and create and list
+// namespaces, agents, deployments, configurations and iam, and create and list
 // under the existing secrets command (made when root has none). Each gets
 // the global flags, read from getenv first.
 func addClientCommands(root *cobra.Command, streams ioStreams, getenv func(string) string) {
-	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd} {
+	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd, iamCmd} {
 		api := newAPIOptions(streams, getenv)
 		cmd := noun(api)
 		api.register(cmd.PersistentFlags())

@@ -49,6 +49,22 @@ type (
 	Secret = gen.Secret
 	// ErrorDetail names one invalid field of a request.
 	ErrorDetail = gen.ErrorDetail
+	// Role is a named set of permissions at installation or Namespace scope.
+	Role = gen.Role
+	// RoleCreate is the body of a role create.
+	RoleCreate = gen.RoleCreate
+	// Binding grants a role to a principal at a scope or on one resource.
+	Binding = gen.Binding
+	// BindingCreate is the body of a binding create.
+	BindingCreate = gen.BindingCreate
+	// Target is the one resource a binding is limited to.
+	Target = gen.Target
+	// ServiceAccount is a Namespace's account at a Backend (harness auth
+	// chatgpt_service_account).
+	ServiceAccount = gen.ServiceAccount
+	// CredentialSource supplies model credentials through a Credential
+	// Gateway (harness auth credential_source).
+	CredentialSource = gen.CredentialSource
 )
 
 // Deployment and Namespace statuses.
