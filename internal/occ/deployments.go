@@ -2,24 +2,25 @@ package occ
 
 // Deployment error codes (terminal) and attempt codes (progress).
 const (
-	DeployConvergenceDeadline = "CONVERGENCE_DEADLINE_EXCEEDED"
-	DeployRuntimeAuthFailed   = "RUNTIME_AUTHENTICATION_FAILED"
-	DeployRuntimeStartup      = "RUNTIME_STARTUP_FAILED"
-	DeployModelProbeTimeout   = "RUNTIME_MODEL_PROBE_TIMEOUT"
-	DeployModelProbeFailed    = "RUNTIME_MODEL_PROBE_FAILED"
-	DeploySuperseded          = "REVISION_SUPERSEDED"
-	DeployStopped             = "REVISION_STOPPED"
-	DeployGatewayUnavailable  = "AGENT_GATEWAY_UNAVAILABLE"
-	DeployAuthorizationDenied = "AUTHORIZATION_DENIED"
-	DeployActorRevoked        = "ACTOR_REVOKED"
-	DeployBackendUnavailable  = "BACKEND_UNAVAILABLE"
-	DeploySecretUnavailable   = "SECRET_BINDING_UNAVAILABLE"
-	DeployInvalidOwner        = "INVALID_REVISION_OWNER"
-	DeployNamespaceNotReady   = "NAMESPACE_NOT_READY"
-	DeployDependency          = "DEPENDENCY_UNAVAILABLE"
-	DeployDriverUnsupported   = "COMPUTE_DRIVER_UNSUPPORTED"
-	DeployPluginNotInCatalog  = "PLUGIN_NOT_IN_CATALOG"
-	DeployPluginUnsupported   = "PLUGIN_SELECTION_UNSUPPORTED"
+	DeployConvergenceDeadline  = "CONVERGENCE_DEADLINE_EXCEEDED"
+	DeployRuntimeAuthFailed    = "RUNTIME_AUTHENTICATION_FAILED"
+	DeployRuntimeStartup       = "RUNTIME_STARTUP_FAILED"
+	DeployModelProbeTimeout    = "RUNTIME_MODEL_PROBE_TIMEOUT"
+	DeployModelProbeFailed     = "RUNTIME_MODEL_PROBE_FAILED"
+	DeploySuperseded           = "REVISION_SUPERSEDED"
+	DeployStopped              = "REVISION_STOPPED"
+	DeployGatewayUnavailable   = "AGENT_GATEWAY_UNAVAILABLE"
+	DeployAuthorizationDenied  = "AUTHORIZATION_DENIED"
+	DeployActorRevoked         = "ACTOR_REVOKED"
+	DeployBackendUnavailable   = "BACKEND_UNAVAILABLE"
+	DeploySecretUnavailable    = "SECRET_BINDING_UNAVAILABLE"
+	DeployInvalidOwner         = "INVALID_REVISION_OWNER"
+	DeployNamespaceNotReady    = "NAMESPACE_NOT_READY"
+	DeployDependency           = "DEPENDENCY_UNAVAILABLE"
+	DeployDriverUnsupported    = "COMPUTE_DRIVER_UNSUPPORTED"
+	DeployPluginNotInCatalog   = "PLUGIN_NOT_IN_CATALOG"
+	DeployPluginUnsupported    = "PLUGIN_SELECTION_UNSUPPORTED"
+	DeployWorkspaceSetupFailed = "WORKSPACE_SETUP_FAILED"
 
 	AttemptIncomplete  = "REVISION_INCOMPLETE"
 	AttemptDependency  = "DEPENDENCY_UNAVAILABLE"
@@ -30,16 +31,17 @@ const (
 )
 
 var deploymentMessages = map[string]string{
-	DeployConvergenceDeadline: "The deployment did not become ready before its convergence deadline.",
-	DeployRuntimeAuthFailed:   "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
-	DeployRuntimeStartup:      "The gateway could not start.",
-	DeployModelProbeTimeout:   "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
-	DeployModelProbeFailed:    "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
-	DeploySuperseded:          "A newer deployment of this Agent replaced this one.",
-	DeployStopped:             "The Agent was stopped before this deployment completed.",
-	DeployGatewayUnavailable:  "The Agent gateway was unavailable.",
-	DeployPluginNotInCatalog:  "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
-	DeployPluginUnsupported:   "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
+	DeployConvergenceDeadline:  "The deployment did not become ready before its convergence deadline.",
+	DeployRuntimeAuthFailed:    "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
+	DeployRuntimeStartup:       "The gateway could not start.",
+	DeployModelProbeTimeout:    "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
+	DeployModelProbeFailed:     "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
+	DeploySuperseded:           "A newer deployment of this Agent replaced this one.",
+	DeployStopped:              "The Agent was stopped before this deployment completed.",
+	DeployGatewayUnavailable:   "The Agent gateway was unavailable.",
+	DeployPluginNotInCatalog:   "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
+	DeployPluginUnsupported:    "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
+	DeployWorkspaceSetupFailed: "The Agent's initial workspace files were prepared for other workspace defaults than this runtime's; delete and recreate the Agent with current initial files.",
 }
 
 // DeploymentMessage is the fixed message of a terminal deployment code.

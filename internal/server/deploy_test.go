@@ -48,12 +48,19 @@ func (d *deployWorld) newAgent(t *testing.T, name string, grant bool) (string, s
 	}
 	id, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
 	if grant {
-		role := e.call("POST", d.path("/iam/roles"), e.admin, map[string]any{"name": "op-" + name, "permissions": []string{"secret:operate"}}).data()["id"].(string)
-		if r := e.call("POST", d.path("/iam/bindings"), e.admin, map[string]any{"principalId": sp, "roleId": role}); r.Status != 201 {
-			t.Fatalf("grant the Agent principal = %d %v", r.Status, r.Body)
-		}
+		d.grantSecrets(t, name, sp)
 	}
 	return id, sp
+}
+
+// grantSecrets gives a principal secret:operate on every Secret of the
+// Namespace (through a role named after name).
+func (d *deployWorld) grantSecrets(t *testing.T, name, principal string) {
+	e := d.e
+	role := e.call("POST", d.path("/iam/roles"), e.admin, map[string]any{"name": "op-" + name, "permissions": []string{"secret:operate"}}).data()["id"].(string)
+	if r := e.call("POST", d.path("/iam/bindings"), e.admin, map[string]any{"principalId": principal, "roleId": role}); r.Status != 201 {
+		t.Fatalf("grant the Agent principal = %d %v", r.Status, r.Body)
+	}
 }
 
 func (d *deployWorld) deploy(t *testing.T, agent string) string {

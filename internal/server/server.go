@@ -109,7 +109,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	wopts := worker.Options{MaxAttempts: cfg.Worker.MaxAttempts, PollInterval: cfg.Worker.PollInterval.D(),
 		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger,
 		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), App: func() *app.App { return m.app },
-		PluginCatalog: pluginCatalogOf(cfg)}
+		PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
 	working := cfg.Role != "api"
 	if !working {
 		driver = nil

@@ -228,6 +228,19 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 	spec := compute.RevisionSpec{RevisionRef: ref, Number: rev.Number, ServicePrincipalID: s.ServicePrincipalID,
 		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{},
 		NativeAdminOrigin: w.app().NativeAdminGatewayOrigin(ag.NamespaceID, ag.ID)}
+	// Staged initial files first: they must have been prepared for this
+	// runtime's workspace defaults (checked before any Secret is read).
+	files, defaultsID, err := w.st.StagedWorkspaceFiles(ctx, ag.ID)
+	switch {
+	case err == nil && defaultsID != "" && w.opts.WorkspaceDefaultsID != "" && defaultsID != w.opts.WorkspaceDefaultsID:
+		return spec, occ.DeployWorkspaceSetupFailed, nil
+	case err == nil:
+		if json.Unmarshal([]byte(files), &spec.InitialFiles) != nil {
+			spec.InitialFiles = nil
+		}
+	case !errors.Is(err, store.ErrNotFound):
+		return spec, "", err
+	}
 	for id := range s.Plugins {
 		spec.Plugins = append(spec.Plugins, id)
 	}
@@ -246,14 +259,6 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 		}
 		spec.Env[modelKeyEnv(s.Configuration.Document)] = string(v)
 		clear(v)
-	}
-	files, _, err := w.st.StagedWorkspaceFiles(ctx, ag.ID)
-	if err == nil {
-		if json.Unmarshal([]byte(files), &spec.InitialFiles) != nil {
-			spec.InitialFiles = nil
-		}
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return spec, "", err
 	}
 	return spec, "", nil
 }

@@ -33,7 +33,11 @@ type Options struct {
 	// PluginCatalog holds every plugin ID the installation's plugin
 	// catalogs list: the only plugins a revision may start with.
 	PluginCatalog map[string]bool
-	Logger        *slog.Logger
+	// WorkspaceDefaultsID is the identity of the runtime's default
+	// workspace files: staged initial files prepared for other defaults
+	// fail the startup (WORKSPACE_SETUP_FAILED).
+	WorkspaceDefaultsID string
+	Logger              *slog.Logger
 }
 
 // deps is what every job worker needs.

@@ -3,10 +3,12 @@ package server_test
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -86,4 +88,47 @@ func TestLocalDriverRunsNoPlugins(t *testing.T) {
 	if er, _ := st["error"].(map[string]any); st["status"] != "failed" || er["code"] != "PLUGIN_SELECTION_UNSUPPORTED" {
 		t.Fatalf("deployment = %v", toJSON(st))
 	}
+}
+
+// TestDeployWorkspaceDefaultsCheck: staged initial files prepared for other
+// workspace defaults than the runtime's (as after a runtime upgrade between
+// create and the first deploy) fail the startup with WORKSPACE_SETUP_FAILED
+// before any gateway starts; files prepared for the current defaults start.
+func TestDeployWorkspaceDefaultsCheck(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		d := newDeployWorld(t, url)
+		e := d.e
+		create := func(name string) string {
+			r := d.create(e.admin, map[string]any{"name": name, "workspaceDefaultsId": gateway.PinnedDefaultsID,
+				"harnessAuth":           map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": d.secret}},
+				"initialWorkspaceFiles": map[string]any{"SOUL.md": "Calm.\n"}})
+			if r.Status != 201 {
+				t.Fatalf("create = %d %v", r.Status, r.Body)
+			}
+			id := r.data()["id"].(string)
+			d.grantSecrets(t, name, r.data()["servicePrincipalId"].(string))
+			return id
+		}
+		current, stale := create("current"), create("stale")
+		if _, err := e.m.Store().DB().Exec(`UPDATE agent_staged_files SET defaults_id = $1 WHERE agent_id = $2`, strings.Repeat("0", 64), stale); err != nil {
+			t.Fatal(err)
+		}
+		st := d.waitDeployment(t, stale, d.deploy(t, stale))
+		if er, _ := st["error"].(map[string]any); st["status"] != "failed" || er["code"] != "WORKSPACE_SETUP_FAILED" || strings.Contains(toJSON(st), "Calm") {
+			t.Fatalf("stale defaults: deployment = %v", toJSON(st))
+		}
+		d.fake.get(func(f *fakeCompute) {
+			if f.running[stale] != "" || f.files[stale] != nil {
+				t.Fatalf("a gateway started with stale initial files: %v", f.files[stale])
+			}
+		})
+		if st := d.waitDeployment(t, current, d.deploy(t, current)); st["status"] != "succeeded" {
+			t.Fatalf("current defaults: deployment = %v", toJSON(st))
+		}
+		d.fake.get(func(f *fakeCompute) {
+			if f.files[current]["SOUL.md"] != "Calm.\n" {
+				t.Fatalf("initial files given to the driver = %v", f.files[current])
+			}
+		})
+	})
 }
