@@ -2,7 +2,7 @@
 // `occ migrate`, `occ config validate`, `occ secrets rotate-key`,
 // `occ runtime install` and `occ version`, and the client commands that talk
 // to a running occ over its HTTP API (`occ namespaces|agents|deployments|
-// configurations …`, `occ secrets create|list`; see api.go).
+// configurations|iam …`, `occ secrets create|list`; see api.go).
 package cli
 
 import (
