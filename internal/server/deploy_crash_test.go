@@ -257,8 +257,9 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 					w.deleted[agt] = true
 					w.mu.Unlock()
 				case r.Status == 202:
-				case r.Status == 409 && r.code() == "AGENT_DELETING", r.Status == 404 && w.isDeleted(agt):
-					// Another client deleted it meanwhile.
+				case r.Status == 409 && r.code() == "AGENT_DELETING", r.Status == 404 && w.wasDeleted(agt):
+					// Another client deleted it meanwhile (perhaps in a
+					// request whose answer the kill cut off).
 					op += "-raced"
 				default:
 					errs <- fmt.Errorf("%s %s = %d %v", method, path, r.Status, r.Body)
@@ -289,10 +290,12 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 	return fmt.Sprintf("killed after %v: %s answered, %d lost", killAfter, strings.Join(parts, ", "), lost)
 }
 
-func (w *deployCrash) isDeleted(agt string) bool {
+// wasDeleted reports whether a client asked to delete the Agent (answered
+// 202, or cut off by a kill after occ may have admitted it).
+func (w *deployCrash) wasDeleted(agt string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.deleted[agt]
+	return w.deleted[agt] || w.tried[agt]
 }
 
 // pending lists what keeps the world from being settled: deployments not

@@ -160,7 +160,8 @@ func requestState(r *http.Request) (string, *slog.Logger) {
 // the security headers. A non-*occ.Error (or an unknown code) becomes 500
 // INTERNAL_ERROR with the fixed message occ.MsgInternal and is logged with
 // the request ID at error level; an occ.Error with code INTERNAL_ERROR,
-// DEPENDENCY_UNAVAILABLE or UNKNOWN_OUTCOME and a Cause is logged too. The
+// DEPENDENCY_UNAVAILABLE or UNKNOWN_OUTCOME and a Cause is logged too (at
+// debug level when the client has gone away). The
 // cause never reaches the response. RATE_LIMITED sets Retry-After (at least
 // 1 second). An Allow header already set (405) is kept. The message is
 // capped at 256 code points with control characters replaced by "?"; details
@@ -173,6 +174,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		logger.ErrorContext(r.Context(), "internal error", "requestId", id,
 			"method", r.Method, "path", r.URL.Path, "error", errText(err))
 		e = occ.E(occ.CodeInternal, occ.MsgInternal)
+	case e.Cause != nil && r.Context().Err() != nil:
+		// The client went away (a browser cancelling what it no longer
+		// needs): not occ's failure.
+		logger.DebugContext(r.Context(), "request abandoned by the client", "requestId", id,
+			"method", r.Method, "path", r.URL.Path, "code", string(e.Code), "error", e.Error())
 	case e.Cause != nil && (e.Code == occ.CodeInternal || e.Code == occ.CodeDependencyUnavailable || e.Code == occ.CodeUnknownOutcome):
 		logger.ErrorContext(r.Context(), "request failed", "requestId", id,
 			"method", r.Method, "path", r.URL.Path, "code", string(e.Code), "error", e.Error())
