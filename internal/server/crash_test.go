@@ -47,7 +47,7 @@ func TestCrashRestart(t *testing.T) {
 // directory; dbURL "" means the embedded SQLite file.
 func crashLoop(t *testing.T, bin, dbURL string, rounds int) {
 	w := &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: t.TempDir(), logDir: t.TempDir(),
-		created: map[string]bool{}, deleted: map[string]bool{}}
+		created: map[string]bool{}, deleted: map[string]bool{}, deleteSent: map[string]bool{}}
 	p := w.start()
 	for round := range rounds {
 		start := time.Now()
@@ -72,7 +72,10 @@ type crashWorld struct {
 	env     []string        // extra environment of every start
 	created map[string]bool // IDs that got 201
 	deleted map[string]bool // IDs whose DELETE got 202
-	mu      sync.Mutex
+	// deleteSent: IDs a DELETE was sent for; one whose answer a kill cut
+	// off may have been admitted, so it is never asked again (404 then).
+	deleteSent map[string]bool
+	mu         sync.Mutex
 }
 
 // occProc is one running `occ serve` this test started.
@@ -286,7 +289,7 @@ func (w *crashWorld) burst(p *occProc, round int) string {
 	// Some Namespaces of earlier rounds, which are ready by now.
 	var old []string
 	for id := range w.created {
-		if !w.deleted[id] {
+		if !w.deleted[id] && !w.deleteSent[id] {
 			old = append(old, id)
 		}
 	}
@@ -321,6 +324,9 @@ func (w *crashWorld) burst(p *occProc, round int) string {
 		}
 	}
 	del := func(id string) error {
+		w.mu.Lock()
+		w.deleteSent[id] = true
+		w.mu.Unlock()
 		r, err := p.do("DELETE", "/namespaces/"+id, nil)
 		if err != nil {
 			return err
