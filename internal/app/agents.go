@@ -303,21 +303,12 @@ func (a *App) ListAgents(ctx context.Context, c occ.Caller, nsID string, page Pa
 	if err := a.requireNamespaceRead(ctx, c, nsID, "agents.list"); err != nil {
 		return Page[occ.Agent]{}, err
 	}
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindAgent, occ.ActionRead))
-	if err != nil {
-		return Page[occ.Agent]{}, err
-	}
-	fetch := func(ctx context.Context, after store.Cursor, limit int) ([]store.AgentRow, error) {
-		return a.st.ListAgents(ctx, nsID, after, limit)
-	}
-	rows, err := paginate(ctx, page, fetch,
-		func(r store.AgentRow) (time.Time, string) { return occ.FromMillis(r.CreatedAt), r.ID },
-		func(r store.AgentRow) bool { return m.Allows(agentRef(nsID, r.ID)) })
-	out := Page[occ.Agent]{Next: rows.Next}
-	for _, r := range rows.Items {
-		out.Items = append(out.Items, decodeAgent(r))
-	}
-	return out, err
+	return readable(ctx, a, c, occ.KindAgent, page,
+		func(ctx context.Context, after store.Cursor, limit int) ([]store.AgentRow, error) {
+			return a.st.ListAgents(ctx, nsID, after, limit)
+		},
+		func(r store.AgentRow) (time.Time, string) { return rowPos(r.CreatedAt, r.ID) },
+		func(r store.AgentRow) occ.ResourceRef { return agentRef(nsID, r.ID) }, decodeAgent)
 }
 
 // UpdateAgent changes the draft: the Configuration reference (always

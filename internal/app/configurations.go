@@ -251,21 +251,12 @@ func (a *App) ListConfigurations(ctx context.Context, c occ.Caller, nsID string,
 	if err := a.requireNamespaceRead(ctx, c, nsID, "configurations.list"); err != nil {
 		return Page[occ.Configuration]{}, err
 	}
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindConfiguration, occ.ActionRead))
-	if err != nil {
-		return Page[occ.Configuration]{}, err
-	}
-	fetch := func(ctx context.Context, after store.Cursor, limit int) ([]store.ConfigurationRow, error) {
-		return a.st.ListConfigurations(ctx, nsID, after, limit)
-	}
-	rows, err := paginate(ctx, page, fetch,
-		func(r store.ConfigurationRow) (time.Time, string) { return occ.FromMillis(r.CreatedAt), r.ID },
-		func(r store.ConfigurationRow) bool { return m.Allows(configurationRef(nsID, r.ID)) })
-	out := Page[occ.Configuration]{Next: rows.Next}
-	for _, r := range rows.Items {
-		out.Items = append(out.Items, decodeConfiguration(r))
-	}
-	return out, err
+	return readable(ctx, a, c, occ.KindConfiguration, page,
+		func(ctx context.Context, after store.Cursor, limit int) ([]store.ConfigurationRow, error) {
+			return a.st.ListConfigurations(ctx, nsID, after, limit)
+		},
+		func(r store.ConfigurationRow) (time.Time, string) { return rowPos(r.CreatedAt, r.ID) },
+		func(r store.ConfigurationRow) occ.ResourceRef { return configurationRef(nsID, r.ID) }, decodeConfiguration)
 }
 
 // UpdateConfiguration applies a PATCH: a JSON Merge Patch of the document,

@@ -305,15 +305,11 @@ func (a *App) ListCredentialSources(ctx context.Context, c occ.Caller, nsID stri
 	if err := a.requireNamespaceRead(ctx, c, nsID, ActCredentialSourceList); err != nil {
 		return Page[occ.CredentialSource]{}, err
 	}
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindCredentialSource, occ.ActionRead))
-	if err != nil {
-		return Page[occ.CredentialSource]{}, err
-	}
-	fetch := func(ctx context.Context, after store.Cursor, limit int) ([]occ.CredentialSource, error) {
-		return a.st.ListCredentialSources(ctx, nsID, after, limit)
-	}
-	return paginate(ctx, page, fetch, func(s occ.CredentialSource) (time.Time, string) { return s.CreatedAt, s.ID },
-		func(s occ.CredentialSource) bool { return m.Allows(s.Ref()) })
+	return readable(ctx, a, c, occ.KindCredentialSource, page,
+		func(ctx context.Context, after store.Cursor, limit int) ([]occ.CredentialSource, error) {
+			return a.st.ListCredentialSources(ctx, nsID, after, limit)
+		},
+		func(s occ.CredentialSource) (time.Time, string) { return s.CreatedAt, s.ID }, occ.CredentialSource.Ref, same[occ.CredentialSource])
 }
 
 // UpdateCredentialSource replaces a ready source's Secret references

@@ -66,13 +66,8 @@ func (a *App) GetNamespace(ctx context.Context, c occ.Caller, id string) (occ.Na
 
 // ListNamespaces returns the Namespaces the caller may read, one page.
 func (a *App) ListNamespaces(ctx context.Context, c occ.Caller, page PageRequest) (Page[occ.Namespace], error) {
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindNamespace, occ.ActionRead))
-	if err != nil {
-		return Page[occ.Namespace]{}, err
-	}
-	return paginate(ctx, page, a.st.ListNamespaces,
-		func(n occ.Namespace) (time.Time, string) { return n.CreatedAt, n.ID },
-		func(n occ.Namespace) bool { return m.Allows(n.Ref()) })
+	return readable(ctx, a, c, occ.KindNamespace, page, a.st.ListNamespaces,
+		func(n occ.Namespace) (time.Time, string) { return n.CreatedAt, n.ID }, occ.Namespace.Ref, same[occ.Namespace])
 }
 
 // RenameNamespace changes a Namespace's name.

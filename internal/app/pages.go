@@ -97,3 +97,27 @@ func paginate[T any](ctx context.Context, req PageRequest, fetch func(ctx contex
 		after = store.After(t, id)
 	}
 }
+
+// readable pages through one kind's items with paginate, keeping those the
+// caller may read exactly (the one place a list decides visibility), and
+// decodes the kept rows.
+func readable[R, T any](ctx context.Context, a *App, c occ.Caller, kind occ.Kind, req PageRequest,
+	fetch func(ctx context.Context, after store.Cursor, limit int) ([]R, error),
+	pos func(R) (time.Time, string), ref func(R) occ.ResourceRef, decode func(R) T) (Page[T], error) {
+	m, err := a.authz.Filter(ctx, c, occ.P(kind, occ.ActionRead))
+	if err != nil {
+		return Page[T]{}, err
+	}
+	rows, err := paginate(ctx, req, fetch, pos, func(r R) bool { return m.Allows(ref(r)) })
+	out := Page[T]{Next: rows.Next}
+	for _, r := range rows.Items {
+		out.Items = append(out.Items, decode(r))
+	}
+	return out, err
+}
+
+// same is the decode of items listed as they are stored.
+func same[T any](t T) T { return t }
+
+// rowPos is the position of a stored row (created at, ID).
+func rowPos(createdAt int64, id string) (time.Time, string) { return occ.FromMillis(createdAt), id }

@@ -146,21 +146,12 @@ func (a *App) ListPresets(ctx context.Context, c occ.Caller, nsID string, page P
 	if err := a.requireNamespaceRead(ctx, c, nsID, "presets.list"); err != nil {
 		return Page[occ.Preset]{}, err
 	}
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindPreset, occ.ActionRead))
-	if err != nil {
-		return Page[occ.Preset]{}, err
-	}
-	fetch := func(ctx context.Context, after store.Cursor, limit int) ([]store.PresetRow, error) {
-		return a.st.ListPresets(ctx, nsID, after, limit)
-	}
-	rows, err := paginate(ctx, page, fetch,
-		func(r store.PresetRow) (time.Time, string) { return occ.FromMillis(r.CreatedAt), r.ID },
-		func(r store.PresetRow) bool { return m.Allows(presetRef(nsID, r.ID)) })
-	out := Page[occ.Preset]{Next: rows.Next}
-	for _, r := range rows.Items {
-		out.Items = append(out.Items, decodePreset(r))
-	}
-	return out, err
+	return readable(ctx, a, c, occ.KindPreset, page,
+		func(ctx context.Context, after store.Cursor, limit int) ([]store.PresetRow, error) {
+			return a.st.ListPresets(ctx, nsID, after, limit)
+		},
+		func(r store.PresetRow) (time.Time, string) { return rowPos(r.CreatedAt, r.ID) },
+		func(r store.PresetRow) occ.ResourceRef { return presetRef(nsID, r.ID) }, decodePreset)
 }
 
 // UpdatePreset applies a PATCH. Editing a Preset never changes an Agent

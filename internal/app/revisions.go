@@ -49,21 +49,12 @@ func (a *App) ListRevisions(ctx context.Context, c occ.Caller, nsID, agentID str
 	if _, err := a.st.GetAgent(ctx, nsID, agentID); err != nil {
 		return Page[occ.Revision]{}, notFoundOr(err)
 	}
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindAgentRevision, occ.ActionRead))
-	if err != nil {
-		return Page[occ.Revision]{}, err
-	}
-	fetch := func(ctx context.Context, after store.Cursor, limit int) ([]store.RevisionRow, error) {
-		return a.st.ListRevisions(ctx, nsID, agentID, after, limit)
-	}
-	rows, err := paginate(ctx, page, fetch,
-		func(r store.RevisionRow) (time.Time, string) { return occ.FromMillis(r.CreatedAt), r.ID },
-		func(r store.RevisionRow) bool { return m.Allows(revisionRef(nsID, r.ID)) })
-	out := Page[occ.Revision]{Next: rows.Next}
-	for _, r := range rows.Items {
-		out.Items = append(out.Items, decodeRevision(r))
-	}
-	return out, err
+	return readable(ctx, a, c, occ.KindAgentRevision, page,
+		func(ctx context.Context, after store.Cursor, limit int) ([]store.RevisionRow, error) {
+			return a.st.ListRevisions(ctx, nsID, agentID, after, limit)
+		},
+		func(r store.RevisionRow) (time.Time, string) { return rowPos(r.CreatedAt, r.ID) },
+		func(r store.RevisionRow) occ.ResourceRef { return revisionRef(nsID, r.ID) }, decodeRevision)
 }
 
 // GetRevision returns one revision (exact agent_revision:read).

@@ -123,15 +123,11 @@ func (a *App) ListSecrets(ctx context.Context, c occ.Caller, nsID string, page P
 	if err := a.requireNamespaceRead(ctx, c, nsID, ActSecretList); err != nil {
 		return Page[occ.Secret]{}, err
 	}
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindSecret, occ.ActionRead))
-	if err != nil {
-		return Page[occ.Secret]{}, err
-	}
-	fetch := func(ctx context.Context, after store.Cursor, limit int) ([]occ.Secret, error) {
-		return a.st.ListSecrets(ctx, nsID, after, limit)
-	}
-	return paginate(ctx, page, fetch, func(s occ.Secret) (time.Time, string) { return s.CreatedAt, s.ID },
-		func(s occ.Secret) bool { return m.Allows(s.Ref()) })
+	return readable(ctx, a, c, occ.KindSecret, page,
+		func(ctx context.Context, after store.Cursor, limit int) ([]occ.Secret, error) {
+			return a.st.ListSecrets(ctx, nsID, after, limit)
+		},
+		func(s occ.Secret) (time.Time, string) { return s.CreatedAt, s.ID }, occ.Secret.Ref, same[occ.Secret])
 }
 
 // UpdateSecret replaces a Secret's value (stored, not delivered: running

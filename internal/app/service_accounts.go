@@ -91,15 +91,11 @@ func (a *App) ListServiceAccounts(ctx context.Context, c occ.Caller, nsID string
 	if err := a.requireNamespaceRead(ctx, c, nsID, ActServiceAccountList); err != nil {
 		return Page[occ.ServiceAccount]{}, err
 	}
-	m, err := a.authz.Filter(ctx, c, occ.P(occ.KindServiceAccount, occ.ActionRead))
-	if err != nil {
-		return Page[occ.ServiceAccount]{}, err
-	}
-	fetch := func(ctx context.Context, after store.Cursor, limit int) ([]occ.ServiceAccount, error) {
-		return a.st.ListServiceAccounts(ctx, nsID, after, limit)
-	}
-	return paginate(ctx, page, fetch, func(s occ.ServiceAccount) (time.Time, string) { return s.CreatedAt, s.ID },
-		func(s occ.ServiceAccount) bool { return m.Allows(s.Ref()) })
+	return readable(ctx, a, c, occ.KindServiceAccount, page,
+		func(ctx context.Context, after store.Cursor, limit int) ([]occ.ServiceAccount, error) {
+			return a.st.ListServiceAccounts(ctx, nsID, after, limit)
+		},
+		func(s occ.ServiceAccount) (time.Time, string) { return s.CreatedAt, s.ID }, occ.ServiceAccount.Ref, same[occ.ServiceAccount])
 }
 
 // DeleteServiceAccount removes an account that nothing references, with its
