@@ -192,8 +192,15 @@ func runAgentsDeploy(ctx context.Context, opts *agentsDeployOptions) error {
 	fmt.Fprintf(opts.API.IO.ErrOut, "deployment %s admitted (revision %d of agent %s)\n", rev.Id, rev.Number, rev.AgentId)
 	wctx, cancel := withTimeout(ctx, opts.Timeout)
 	defer cancel()
+	shown := ""
 	st, err := c.WatchDeployment(wctx, ns, id, rev.Id, func(st *client.DeploymentStatus) {
-		fmt.Fprintln(opts.API.IO.ErrOut, progressLine(st))
+		// One line per change a person cares about: the worker's passes
+		// flip queued/running every second or so while the last attempt
+		// stays the same.
+		if k := progressKey(st); k != shown {
+			shown = k
+			fmt.Fprintln(opts.API.IO.ErrOut, progressLine(st))
+		}
 	})
 	if st != nil && client.Terminal(st) {
 		if perr := printDeployment(opts.API, st); perr != nil && err == nil {

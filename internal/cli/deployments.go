@@ -17,6 +17,17 @@ func deploymentsCmd(api *apiOptions) *cobra.Command {
 	return cmd
 }
 
+// progressKey is what a new progress line must differ in: terminal or
+// not (queued and running alike), the last attempt's code, the error.
+func progressKey(st *client.DeploymentStatus) string {
+	s := client.Summarize(st)
+	phase := "pending"
+	if client.Terminal(st) {
+		phase = s.Status
+	}
+	return phase + "|" + s.AttemptCode + "|" + s.ErrorCode
+}
+
 // progressLine is one line of `deploy --wait` progress: the status, the
 // last attempt's code and message, the next attempt's time, the error and
 // the warnings, as far as the status has them.

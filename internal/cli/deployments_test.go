@@ -30,7 +30,10 @@ var attempt = map[string]any{"progress": map[string]any{"lastAttempt": map[strin
 func TestAgentsDeployWait(t *testing.T) {
 	t.Parallel()
 	f := newFakeOCC(t)
-	f.routes["GET "+eventsPath] = sse(deploymentJSON("queued", nil), deploymentJSON("running", attempt),
+	// The worker's passes flip queued/running under one last attempt: one
+	// line for each change of attempt, not for each flip.
+	f.routes["GET "+eventsPath] = sse(deploymentJSON("queued", nil), deploymentJSON("running", nil), deploymentJSON("running", attempt),
+		deploymentJSON("queued", attempt), deploymentJSON("running", attempt), deploymentJSON("queued", attempt),
 		deploymentJSON("succeeded", map[string]any{"warnings": []any{map[string]any{"code": "PLUGIN_AUTH_REQUIRED", "pluginId": "calendar@curated"}}}))
 	f.start()
 	api, out, errOut := f.api("table")
