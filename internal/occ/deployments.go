@@ -30,7 +30,15 @@ const (
 	AttemptPending     = "RECONCILIATION_PENDING"
 )
 
+// Terminal codes a compute driver reports as permanent failures.
+const (
+	DeployInvalidConfiguration = "INVALID_CONFIGURATION"
+	DeployRuntimeNotConfigured = "RUNTIME_NOT_CONFIGURED"
+)
+
 var deploymentMessages = map[string]string{
+	DeployInvalidConfiguration: "The revision's Configuration cannot be turned into a gateway configuration; fix the Configuration and deploy again.",
+	DeployRuntimeNotConfigured: "The compute driver has no agent runtime to start gateways with; install it (occ runtime install) or configure one.",
 	DeployConvergenceDeadline:  "The deployment did not become ready before its convergence deadline.",
 	DeployRuntimeAuthFailed:    "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
 	DeployRuntimeStartup:       "The gateway could not start.",

@@ -1014,7 +1014,9 @@ type DeploymentDiagnosticsEnvelope struct {
 type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
 	DeploymentId string `json:"deploymentId"`
-	Error        nullable.Nullable[struct {
+
+	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
+	Error nullable.Nullable[struct {
 		Code    string                  `json:"code"`
 		Data    *map[string]interface{} `json:"data,omitempty"`
 		Message string                  `json:"message"`

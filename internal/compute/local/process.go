@@ -16,6 +16,7 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // proc is one gateway process: a child this driver started, or one an
@@ -256,7 +257,7 @@ func (d *Driver) killStrays(a *agent, except int) {
 // the Agent's very first start).
 func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) error {
 	if d.cmd == nil {
-		return compute.Permanent("RUNTIME_NOT_CONFIGURED", errNoCommand)
+		return compute.Permanent(occ.DeployRuntimeNotConfigured, errNoCommand)
 	}
 	for _, sub := range []string{stateDir, workspace, homeDir} {
 		if err := os.MkdirAll(filepath.Join(a.dir, sub), 0o700); err != nil {
@@ -277,7 +278,7 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 	cfg, err := gateway.RenderConfig(gateway.RenderInput{Document: doc, Port: st.Port,
 		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logFile), TrustedProxy: trustedProxy(st, token)})
 	if err != nil {
-		return compute.Permanent("INVALID_CONFIGURATION", err)
+		return compute.Permanent(occ.DeployInvalidConfiguration, err)
 	}
 	if err := writeFileAtomic(filepath.Join(a.dir, gateway.ConfigFileName), cfg); err != nil {
 		return err

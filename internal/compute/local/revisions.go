@@ -85,7 +85,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		return compute.Readiness{}, err
 	}
 	if d.cmd == nil {
-		return compute.Readiness{}, compute.Permanent("RUNTIME_NOT_CONFIGURED", errNoCommand)
+		return compute.Readiness{}, compute.Permanent(occ.DeployRuntimeNotConfigured, errNoCommand)
 	}
 	if err := checkInitialFiles(spec.InitialFiles); err != nil {
 		return compute.Readiness{}, err
