@@ -86,6 +86,10 @@ type Options struct {
 	// FirstPort is the lowest loopback port given to a gateway; default
 	// DefaultFirstPort. Gateways get ports PortSpacing apart from there up.
 	FirstPort int
+	// PortClaimDir is the directory, shared by every local driver on the
+	// machine, where each claims its gateways' ports (see claims.go);
+	// default DefaultPortClaimDir(). "-" turns claims off.
+	PortClaimDir string
 	// Logger receives the driver's events (starts, exits, restarts, stops),
 	// never a secret; nil discards them.
 	Logger *slog.Logger

@@ -57,6 +57,7 @@ type Driver struct {
 	// modelProbeTimeout bounds the startup model probe.
 	modelProbeTimeout time.Duration
 	firstPort         int
+	claimDir          string // "" when port claims are off
 	log               *slog.Logger
 
 	mu        sync.Mutex
@@ -98,6 +99,12 @@ func Open(o Options) (*Driver, error) {
 	}
 	if d.firstPort <= 0 {
 		d.firstPort = DefaultFirstPort
+	}
+	switch d.claimDir = o.PortClaimDir; d.claimDir {
+	case "":
+		d.claimDir = DefaultPortClaimDir()
+	case "-":
+		d.claimDir = ""
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.NewTextHandler(io.Discard, nil))

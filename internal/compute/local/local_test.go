@@ -993,3 +993,48 @@ func TestTakenPortIsReplaced(t *testing.T) {
 		t.Fatalf("endpoint %+v after its port was taken (was %+v); want a new port, the same token", ep2, ep1)
 	}
 }
+
+// TestPortClaimsAcrossRoots: drivers on different roots sharing a claim
+// directory never give two gateways the same port, also while the gateways
+// do not listen yet (a command that never opens its port); with four slots
+// and four Agents every slot is used once, and a fifth Agent finds none.
+// A deleted Agent's slot is free again.
+func TestPortClaimsAcrossRoots(t *testing.T) {
+	claims := t.TempDir()
+	first := 65535 - local.PortSpacing - 3*local.PortSpacing // four slots
+	neverListens := func(port int) ([]string, error) { return []string{"/bin/sh", "-c", "exec sleep 600"}, nil }
+	tune := func(o *local.Options) { o.PortClaimDir, o.FirstPort, o.Command = claims, first, neverListens }
+	d1, _ := open(t, "", tune)
+	d2, _ := open(t, "", tune)
+	type placed struct {
+		d  *local.Driver
+		ag compute.AgentRef
+	}
+	var all []placed
+	for _, d := range []*local.Driver{d1, d2, d1, d2} {
+		ag := newAgent(t, d)
+		if r, err := d.PrepareRevision(context.Background(), newSpec(ag, 1)); err != nil || r.Ready {
+			t.Fatalf("PrepareRevision = %+v, %v; want started, not ready", r, err)
+		}
+		all = append(all, placed{d, ag})
+	}
+	seen := map[string]bool{}
+	for _, p := range all {
+		ep, ok := p.d.GatewayEndpoint(context.Background(), p.ag)
+		if !ok || seen[ep.URL] {
+			t.Fatalf("endpoint %q (ok %v) given twice or missing; seen %v", ep.URL, ok, seen)
+		}
+		seen[ep.URL] = true
+	}
+	extra := newAgent(t, d1)
+	if _, err := d1.PrepareRevision(context.Background(), newSpec(extra, 1)); err == nil || !strings.Contains(err.Error(), "no free loopback port") {
+		t.Fatalf("a fifth Agent on four slots: %v; want no free loopback port", err)
+	}
+	// Deleting one of d2's Agents frees its slot for d1.
+	if err := d2.DeleteAgent(context.Background(), all[1].ag); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d1.PrepareRevision(context.Background(), newSpec(extra, 1)); err != nil {
+		t.Fatalf("after a deletion: %v", err)
+	}
+}

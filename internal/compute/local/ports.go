@@ -52,7 +52,7 @@ func (d *Driver) allocatePort(a *agent, st *runState) error {
 		}
 		for i := 0; i < slots; i++ {
 			port := d.firstPort + ((first+i)%slots)*PortSpacing
-			if near(port, used) || !portFree(port) {
+			if near(port, used) || !portFree(port) || !d.claimPort(port, a.dir) {
 				continue
 			}
 			// The index first: interrupted in between, a slot is held in

@@ -264,7 +264,7 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 			return fmt.Errorf("create agent directory: %w", err)
 		}
 	}
-	if st.Port == 0 || !portFree(st.Port) {
+	if st.Port == 0 || !portFree(st.Port) || !d.claimPort(st.Port, a.dir) {
 		if err := d.allocatePort(a, st); err != nil {
 			return err
 		}

@@ -331,6 +331,7 @@ func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
 			return fmt.Errorf("remove agent directory: %w", err)
 		}
 		a.reset()
+		d.releaseClaim(st.Port, a.dir)
 		if err := d.releasePort(a.dir); err != nil {
 			return err
 		}
