@@ -265,7 +265,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		{"store imports app", pkg{ImportPath: m("internal/store/postgres"), Imports: []string{m("internal/app"), m("internal/occ")}}, []string{m("internal/app")}},
 		{"iam imports compute", pkg{ImportPath: m("internal/iam"), Imports: []string{m("internal/compute")}}, []string{m("internal/compute")}},
 		{"audit imports worker", pkg{ImportPath: m("internal/audit"), Imports: []string{m("internal/worker")}}, []string{m("internal/worker")}},
-		{"secrets imports httpapi", pkg{ImportPath: m("internal/secrets"), Imports: []string{m("internal/httpapi/wire")}}, []string{m("internal/httpapi/wire")}},
+		{"secrets imports httpapi", pkg{ImportPath: m("internal/secrets"), Imports: []string{m("internal/httpapi/contract")}}, []string{m("internal/httpapi/contract")}},
 		{"store may import occ", pkg{ImportPath: m("internal/store"), Imports: []string{m("internal/occ"), "database/sql"}}, nil},
 		{"app imports a driver", pkg{ImportPath: m("internal/app"), Imports: []string{m("internal/compute/docker"), m("internal/store"), m("internal/httpapi")}}, []string{m("internal/compute/docker"), m("internal/httpapi")}},
 		{"httpapi imports store", pkg{ImportPath: m("internal/httpapi/adminproxy"), Imports: []string{m("internal/store"), m("internal/worker"), m("internal/app"), m("internal/iam")}}, []string{m("internal/store"), m("internal/worker")}},

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/openclaw/occ/internal/app"
-	"github.com/openclaw/occ/internal/httpapi/wire"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
 )
@@ -42,11 +42,11 @@ type authenticator struct {
 // spec) pass without credentials.
 func (a *authenticator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := occ.WithRequestID(r.Context(), wire.RequestID(r.Context()))
+		ctx := occ.WithRequestID(r.Context(), contract.RequestID(r.Context()))
 		ctx = context.WithValue(ctx, clientKey{}, clientHost(r.RemoteAddr))
-		if rt := wire.RouteFrom(ctx); rt != nil && isPublic(rt) {
+		if rt := contract.RouteFrom(ctx); rt != nil && isPublic(rt) {
 			if err := a.checkPublicOrigin(r); err != nil {
-				wire.WriteError(w, r, err)
+				contract.WriteError(w, r, err)
 				return
 			}
 			// A public route may still look at a valid session (GET /api/auth/session).
@@ -61,7 +61,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 			err = a.checkCSRF(r)
 		}
 		if err != nil {
-			wire.WriteError(w, r, err)
+			contract.WriteError(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, c)))
@@ -69,7 +69,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 }
 
 // isPublic reports whether the operation declares no security requirement.
-func isPublic(rt *wire.Route) bool {
+func isPublic(rt *contract.Route) bool {
 	return rt.Operation != nil && rt.Operation.Security != nil && len(*rt.Operation.Security) == 0
 }
 
@@ -102,7 +102,7 @@ func (a *authenticator) requireAdmin(ap *app.App, next http.Handler) http.Handle
 			err = ap.RequireInstallationAdmin(r.Context(), c, "metrics.read")
 		}
 		if err != nil {
-			wire.WriteError(w, r, err)
+			contract.WriteError(w, r, err)
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")

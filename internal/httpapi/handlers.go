@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/httpapi/gen"
-	"github.com/openclaw/occ/internal/httpapi/wire"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -22,10 +22,10 @@ type handlers struct {
 
 var _ gen.StrictServerInterface = (*handlers)(nil)
 
-func meta(ctx context.Context) gen.Meta { return gen.Meta{RequestId: wire.RequestID(ctx)} }
+func meta(ctx context.Context) gen.Meta { return gen.Meta{RequestId: contract.RequestID(ctx)} }
 
 func listMeta(ctx context.Context, next string) gen.ListMeta {
-	m := gen.ListMeta{RequestId: wire.RequestID(ctx)}
+	m := gen.ListMeta{RequestId: contract.RequestID(ctx)}
 	if next != "" {
 		m.NextPageToken = &next
 	}

@@ -9,7 +9,7 @@ import (
 	"net/http"
 
 	"github.com/openclaw/occ/internal/app"
-	"github.com/openclaw/occ/internal/httpapi/wire"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -24,13 +24,13 @@ type idempotency struct {
 func (m idempotency) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
-		rt := wire.RouteFrom(r.Context())
+		rt := contract.RouteFrom(r.Context())
 		if key == "" || rt == nil || rt.Operation.Extensions["x-occ-idempotent"] != true {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if len(key) > 255 || !printableASCII(key) || len(r.Header.Values("Idempotency-Key")) != 1 {
-			wire.WriteError(w, r, occ.Invalid("The Idempotency-Key must be 1-255 printable ASCII characters.",
+			contract.WriteError(w, r, occ.Invalid("The Idempotency-Key must be 1-255 printable ASCII characters.",
 				occ.Detail{Path: "/Idempotency-Key", Code: occ.DetailInvalidValue}))
 			return
 		}
@@ -39,7 +39,7 @@ func (m idempotency) middleware(next http.Handler) http.Handler {
 		c := callerFrom(r.Context())
 		replay, err := m.app.BeginIdempotent(r.Context(), c, key, rt.OperationID, r.URL.Path, body)
 		if err != nil {
-			wire.WriteError(w, r, err)
+			contract.WriteError(w, r, err)
 			return
 		}
 		if replay != nil {
@@ -49,7 +49,7 @@ func (m idempotency) middleware(next http.Handler) http.Handler {
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		if err := m.app.FinishIdempotent(context.WithoutCancel(r.Context()), c, key, rec.status, rec.body.String()); err != nil {
-			m.log.Error("store idempotent response", "requestId", wire.RequestID(r.Context()), "error", err)
+			m.log.Error("store idempotent response", "requestId", contract.RequestID(r.Context()), "error", err)
 		}
 	})
 }
@@ -60,11 +60,11 @@ func writeReplay(w http.ResponseWriter, r *http.Request, rp *app.Replay) {
 		Data json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(rp.Body), &env); err != nil {
-		wire.WriteError(w, r, occ.Wrap(occ.CodeInternal, occ.MsgInternal, err))
+		contract.WriteError(w, r, occ.Wrap(occ.CodeInternal, occ.MsgInternal, err))
 		return
 	}
 	w.Header().Set("Idempotent-Replayed", "true")
-	wire.WriteData(w, r, rp.Status, env.Data, nil)
+	contract.WriteData(w, r, rp.Status, env.Data, nil)
 }
 
 func printableASCII(s string) bool {

@@ -1,6 +1,6 @@
 // Package httpapi serves occ's HTTP API: admission against api/openapi.yaml
 // (package wire), authentication, and handlers that call the use cases. It is
-// the one place that turns occ errors into HTTP statuses (wire.StatusOf).
+// the one place that turns occ errors into HTTP statuses (contract.StatusOf).
 package httpapi
 
 import (
@@ -16,8 +16,8 @@ import (
 
 	"github.com/openclaw/occ/api"
 	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/httpapi/gen"
-	"github.com/openclaw/occ/internal/httpapi/wire"
 	"github.com/openclaw/occ/internal/iam"
 )
 
@@ -67,20 +67,20 @@ func New(o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := wire.New(wire.Options{Spec: spec, DefaultBodyLimit: o.DefaultBodyLimit, BodyLimits: o.BodyLimits, Logger: o.Logger})
+	adm, err := contract.New(contract.Options{Spec: spec, DefaultBodyLimit: o.DefaultBodyLimit, BodyLimits: o.BodyLimits, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
 	h := &handlers{app: o.App, opts: o, specJSON: specJSON}
 	strict := gen.NewStrictHandlerWithOptions(h, nil, gen.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
-			wire.WriteError(w, r, invalidRequest(err))
+			contract.WriteError(w, r, invalidRequest(err))
 		},
-		ResponseErrorHandlerFunc: wire.WriteError,
+		ResponseErrorHandlerFunc: contract.WriteError,
 	})
 	routes := gen.HandlerWithOptions(strict, gen.StdHTTPServerOptions{
 		ErrorHandlerFunc: func(w http.ResponseWriter, r *http.Request, err error) {
-			wire.WriteError(w, r, invalidRequest(err))
+			contract.WriteError(w, r, invalidRequest(err))
 		},
 	})
 	authn := &authenticator{authn: o.Authn, log: o.Logger, origin: o.PublicOrigin, cookie: SessionCookieName(o.PublicOrigin)}

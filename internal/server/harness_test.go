@@ -20,7 +20,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/httpapi"
-	"github.com/openclaw/occ/internal/httpapi/wiretest"
+	"github.com/openclaw/occ/internal/httpapi/contracttest"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/server"
@@ -85,7 +85,7 @@ func boot(t *testing.T, dbURL string, driver compute.Driver, opts ...func(*serve
 		t.Fatal(err)
 	}
 	return &env{t: t, m: m, base: "http://" + m.Addr(), admin: strings.TrimSpace(string(key)), spec: spec,
-		client: &http.Client{Transport: wiretest.NewValidatingTransport(t, spec, http.DefaultTransport)}}
+		client: &http.Client{Transport: contracttest.NewValidatingTransport(t, spec, http.DefaultTransport)}}
 }
 
 // adminPassword is the bootstrap administrator's password in tests.

@@ -15,10 +15,10 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
-	ocruntime "github.com/openclaw/occ/internal/runtime"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -48,7 +48,7 @@ func chromiumBinary(t *testing.T) string {
 func TestNativeAdminBrowser(t *testing.T) {
 	chromium := chromiumBinary(t)
 	cache := realRuntimeCache(t)
-	if _, err := ocruntime.Install(t.Context(), ocruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
+	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
 		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
 	}
 	prov := startFakeProvider(t)

@@ -24,11 +24,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/gateway"
-	ocruntime "github.com/openclaw/occ/internal/runtime"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -49,7 +49,7 @@ import (
 func TestRealOpenClawLane(t *testing.T) {
 	cache := realRuntimeCache(t)
 	began := time.Now()
-	rt, err := ocruntime.Install(t.Context(), ocruntime.Options{Dir: cache, Progress: lineLogger(t)})
+	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)})
 	if err != nil {
 		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
 	}
@@ -514,7 +514,7 @@ func (w *realWorld) dumpAgent(dir string) {
 }
 
 // realRuntimeCache is the runtime directory of the real lanes (as in
-// internal/runtime's TestInstallRealOpenClaw): $OCC_TEST_RUNTIME_CACHE,
+// internal/agentruntime's TestInstallRealOpenClaw): $OCC_TEST_RUNTIME_CACHE,
 // else /var/cache/occ-test-runtime, else the user's cache directory.
 func realRuntimeCache(t *testing.T) string {
 	t.Helper()

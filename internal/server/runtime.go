@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/config"
-	"github.com/openclaw/occ/internal/runtime"
 )
 
 // InstallRuntime is what `occ runtime install` runs: it installs the agent
@@ -14,7 +14,7 @@ import (
 // runtime.nodeVersion) into the runtime directory, or finds it there
 // already, writing progress lines and then where the runtime is to out.
 func InstallRuntime(ctx context.Context, cfg *config.Config, out io.Writer) error {
-	rt, err := runtime.Install(ctx, runtime.Options{
+	rt, err := agentruntime.Install(ctx, agentruntime.Options{
 		Dir:             cfg.RuntimeDir,
 		OpenClawVersion: cfg.Runtime.OpenClawVersion,
 		NodeVersion:     cfg.Runtime.NodeVersion,

@@ -37,7 +37,7 @@ func (r resp) detail() (string, string) {
 	return p, c
 }
 
-// metadataKeys are the only fields a Secret ever carries on the wire.
+// metadataKeys are the only fields a Secret ever carries on the contract.
 var metadataKeys = []string{"createdAt", "etag", "id", "name", "namespaceId", "updatedAt", "version"}
 
 func checkMetadata(t *testing.T, s map[string]any) {

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/gateway"
-	ocruntime "github.com/openclaw/occ/internal/runtime"
 )
 
 // Command returns the command line (argv, program first) that starts one
@@ -20,7 +20,7 @@ type Command func(port int) ([]string, error)
 
 // RuntimeCommand starts the real gateway of an installed runtime:
 // <Node> <OpenClawPkg>/openclaw.mjs gateway run --port N.
-func RuntimeCommand(rt ocruntime.Runtime) Command {
+func RuntimeCommand(rt agentruntime.Runtime) Command {
 	return func(port int) ([]string, error) {
 		return append([]string{rt.Node, rt.Entry()}, gateway.LaunchArgs(port)...), nil
 	}
@@ -31,9 +31,9 @@ func RuntimeCommand(rt ocruntime.Runtime) Command {
 // the driver was opened is picked up.
 func InstalledRuntime(runtimeDir string) Command {
 	return func(port int) ([]string, error) {
-		rt, ok := ocruntime.Find(runtimeDir, ocruntime.Pinned())
+		rt, ok := agentruntime.Find(runtimeDir, agentruntime.Pinned())
 		if !ok {
-			return nil, fmt.Errorf("the pinned OpenClaw runtime %s is not installed in %s (occ runtime install)", ocruntime.Pinned().Name(), runtimeDir)
+			return nil, fmt.Errorf("the pinned OpenClaw runtime %s is not installed in %s (occ runtime install)", agentruntime.Pinned().Name(), runtimeDir)
 		}
 		return RuntimeCommand(rt)(port)
 	}
@@ -45,13 +45,13 @@ func InstalledRuntime(runtimeDir string) Command {
 // is locked), and an install outlives the deploy attempt that started it.
 func InstallingRuntime(runtimeDir string, progress io.Writer) Command {
 	return func(port int) ([]string, error) {
-		rt, ok := ocruntime.Find(runtimeDir, ocruntime.Pinned())
+		rt, ok := agentruntime.Find(runtimeDir, agentruntime.Pinned())
 		if !ok {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
 			var err error
-			v := ocruntime.Pinned()
-			rt, err = ocruntime.Install(ctx, ocruntime.Options{Dir: runtimeDir, OpenClawVersion: v.OpenClaw, NodeVersion: v.NodeMajor, Progress: progress})
+			v := agentruntime.Pinned()
+			rt, err = agentruntime.Install(ctx, agentruntime.Options{Dir: runtimeDir, OpenClawVersion: v.OpenClaw, NodeVersion: v.NodeMajor, Progress: progress})
 			if err != nil {
 				return nil, fmt.Errorf("install the pinned OpenClaw runtime into %s: %w", runtimeDir, err)
 			}

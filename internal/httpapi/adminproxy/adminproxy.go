@@ -43,7 +43,7 @@ import (
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/httpapi"
-	"github.com/openclaw/occ/internal/httpapi/wire"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -140,7 +140,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		wire.WriteError(w, r, err)
+		contract.WriteError(w, r, err)
 		return
 	}
 	if isWebSocket(r) {

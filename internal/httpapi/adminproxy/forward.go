@@ -9,7 +9,7 @@ import (
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/gateway"
-	"github.com/openclaw/occ/internal/httpapi/wire"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -60,7 +60,7 @@ func clientAddress(remote string) string {
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, t app.NativeAdminTarget) {
 	upstream, err := url.Parse(t.Upstream)
 	if err != nil {
-		wire.WriteError(w, r, occ.Unavailable(err))
+		contract.WriteError(w, r, occ.Unavailable(err))
 		return
 	}
 	rp := &httputil.ReverseProxy{
@@ -74,7 +74,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, t app.NativeAdmi
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			wire.WriteError(w, r, occ.Wrap(occ.CodeDependencyUnavailable, "The Agent's gateway did not answer.", err))
+			contract.WriteError(w, r, occ.Wrap(occ.CodeDependencyUnavailable, "The Agent's gateway did not answer.", err))
 		},
 	}
 	rp.ServeHTTP(w, r)

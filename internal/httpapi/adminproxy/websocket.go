@@ -12,7 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/openclaw/occ/internal/app"
-	"github.com/openclaw/occ/internal/httpapi/wire"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -76,10 +76,10 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, c occ.Cal
 	if err != nil {
 		cancel()
 		if res != nil && res.StatusCode >= 400 && res.StatusCode < 500 {
-			wire.WriteError(w, r, occ.E(occ.CodeForbidden, "The Agent's gateway refused the connection."))
+			contract.WriteError(w, r, occ.E(occ.CodeForbidden, "The Agent's gateway refused the connection."))
 			return
 		}
-		wire.WriteError(w, r, occ.Wrap(occ.CodeDependencyUnavailable, "The Agent's gateway did not answer.", err))
+		contract.WriteError(w, r, occ.Wrap(occ.CodeDependencyUnavailable, "The Agent's gateway did not answer.", err))
 		return
 	}
 	var accepted []string

@@ -1,4 +1,4 @@
-package wire
+package contract
 
 import (
 	"fmt"
@@ -147,7 +147,7 @@ func (rt *router) match(method, escapedPath string) (op *operation, params map[s
 // the path exists but not with this method, route is nil and allow lists the
 // path's methods, sorted; when no path matches, both are nil. err reports a
 // document that admission cannot serve (see New). Lookup compiles the
-// document on every call and is meant for tests (wiretest uses it).
+// document on every call and is meant for tests (contracttest uses it).
 func Lookup(spec *openapi3.T, method, path string) (route *Route, allow []string, err error) {
 	a, err := New(Options{Spec: spec})
 	if err != nil {

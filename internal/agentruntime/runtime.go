@@ -15,7 +15,7 @@
 // A complete install is reused at once.
 //
 // The package imports only the standard library.
-package runtime
+package agentruntime
 
 import (
 	"crypto/sha256"

@@ -1,10 +1,10 @@
-package runtime_test
+package agentruntime_test
 
 import (
 	"testing"
 
+	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/config"
-	"github.com/openclaw/occ/internal/runtime"
 )
 
 // The configuration's runtime defaults are the pinned versions.
@@ -14,11 +14,11 @@ func TestConfigDefaultsArePinned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Runtime.OpenClawVersion != runtime.OpenClawVersion || cfg.Runtime.NodeVersion != runtime.NodeMajor {
+	if cfg.Runtime.OpenClawVersion != agentruntime.OpenClawVersion || cfg.Runtime.NodeVersion != agentruntime.NodeMajor {
 		t.Errorf("config defaults runtime.openclawVersion=%q runtime.nodeVersion=%q; runtime pins %q and %q",
-			cfg.Runtime.OpenClawVersion, cfg.Runtime.NodeVersion, runtime.OpenClawVersion, runtime.NodeMajor)
+			cfg.Runtime.OpenClawVersion, cfg.Runtime.NodeVersion, agentruntime.OpenClawVersion, agentruntime.NodeMajor)
 	}
-	if got := runtime.Pinned().Name(); got != "2026.9.6-node24" {
+	if got := agentruntime.Pinned().Name(); got != "2026.9.6-node24" {
 		t.Errorf("Pinned().Name() = %q", got)
 	}
 }

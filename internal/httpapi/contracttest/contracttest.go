@@ -1,7 +1,7 @@
 // Package wiretest checks recorded HTTP exchanges against the OpenAPI
 // document and the wire rules of CONTRACT.md §1. It is a test helper: import
 // it only from _test.go files.
-package wiretest
+package contracttest
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 
-	"github.com/openclaw/occ/internal/httpapi/wire"
+	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -46,7 +46,7 @@ var detailCodes = map[string]bool{
 // every response; meta.requestId equal to X-Request-Id; JSON success bodies
 // shaped {"data","meta"}; error bodies shaped {"error":{"code","message",
 // "details"?},"meta":{"requestId"}} with a known code whose status equals
-// wire.StatusOf(code), a message of 1-256 code points without control
+// contract.StatusOf(code), a message of 1-256 code points without control
 // characters, at most 32 details with known detail codes and RFC 6901 paths
 // of at most 512 characters; Allow on 405 and Retry-After on 429; no body on
 // 204 and 304. A request matching no path must have been answered 404, and
@@ -60,7 +60,7 @@ func ValidateResponse(spec *openapi3.T, req *http.Request, status int, header ht
 	isJSON := mediaType == "application/json"
 	head := req.Method == http.MethodHead
 
-	route, allow, err := wire.Lookup(spec, req.Method, req.URL.EscapedPath())
+	route, allow, err := contract.Lookup(spec, req.Method, req.URL.EscapedPath())
 	if err != nil {
 		v.fail("the document cannot be served: %v", err)
 		return v.err()
@@ -82,7 +82,7 @@ func ValidateResponse(spec *openapi3.T, req *http.Request, status int, header ht
 	}
 
 	switch {
-	case !wire.CanonicalPath(req.URL.EscapedPath()):
+	case !contract.CanonicalPath(req.URL.EscapedPath()):
 		if status != http.StatusBadRequest {
 			v.fail("%s %s has an empty, '.' or '..' segment, so only 400 is possible, got %d", req.Method, req.URL.EscapedPath(), status)
 		}
@@ -117,7 +117,7 @@ func (v *validation) headers(h http.Header) {
 	if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
 		v.fail("X-Content-Type-Options = %q, want nosniff", got)
 	}
-	if got := h.Values(wire.HeaderRequestID); len(got) != 1 || !occ.ValidID(occ.PrefixRequest, got[0]) {
+	if got := h.Values(contract.HeaderRequestID); len(got) != 1 || !occ.ValidID(occ.PrefixRequest, got[0]) {
 		v.fail("X-Request-Id = %q, want one req_<uuidv4>", got)
 	}
 }
@@ -182,7 +182,7 @@ func (v *validation) meta(raw json.RawMessage, header http.Header, exact bool) {
 	var id string
 	if err := json.Unmarshal(m["requestId"], &id); err != nil {
 		v.fail("meta.requestId: %v", err)
-	} else if want := header.Get(wire.HeaderRequestID); id != want {
+	} else if want := header.Get(contract.HeaderRequestID); id != want {
 		v.fail("meta.requestId %q differs from X-Request-Id %q", id, want)
 	}
 	if extra := onlyKeys(m, "requestId"); exact && len(extra) > 0 {
@@ -234,7 +234,7 @@ func (v *validation) errorEnvelope(body []byte, status int, header http.Header) 
 	var code occ.Code
 	if err := json.Unmarshal(e["code"], &code); err != nil || code == "" {
 		v.fail("error.code missing or not a string")
-	} else if got := wire.StatusOf(code); got == http.StatusInternalServerError && code != occ.CodeInternal {
+	} else if got := contract.StatusOf(code); got == http.StatusInternalServerError && code != occ.CodeInternal {
 		v.fail("error.code %q is not a known code", code)
 	} else if got != status {
 		v.fail("error.code %s means status %d, got %d", code, got, status)
@@ -303,7 +303,7 @@ func validPointer(p string) bool {
 }
 
 // againstSpec validates the exchange with openapi3filter.
-func (v *validation) againstSpec(spec *openapi3.T, req *http.Request, route *wire.Route, status int, header http.Header, body []byte, mediaType string) {
+func (v *validation) againstSpec(spec *openapi3.T, req *http.Request, route *contract.Route, status int, header http.Header, body []byte, mediaType string) {
 	item := spec.Paths.Value(route.PathTemplate)
 	kin := &routers.Route{Spec: spec, Path: route.PathTemplate, PathItem: item, Method: req.Method, Operation: route.Operation}
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}

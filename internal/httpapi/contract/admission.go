@@ -6,7 +6,7 @@
 // the security headers on every response.
 //
 // A server composes it as PreAuth → authentication → Body → handler.
-package wire
+package contract
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package wiretest_test
+package contracttest_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/openclaw/occ/internal/httpapi/wire"
-	"github.com/openclaw/occ/internal/httpapi/wiretest"
+	"github.com/openclaw/occ/internal/httpapi/contract"
+	"github.com/openclaw/occ/internal/httpapi/contracttest"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -60,35 +60,35 @@ func (r *recorder) errors() []string {
 // answers badly when broken is set.
 func server(t *testing.T, broken bool) *httptest.Server {
 	t.Helper()
-	adm, err := wire.New(wire.Options{Spec: spec(t), DefaultBodyLimit: 256})
+	adm, err := contract.New(contract.Options{Spec: spec(t), DefaultBodyLimit: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rt := wire.RouteFrom(r.Context())
+		rt := contract.RouteFrom(r.Context())
 		switch rt.OperationID {
 		case "listWidgets":
-			wire.WriteData(w, r, http.StatusOK, []map[string]string{{"id": "wdg_0001", "name": "a"}}, map[string]any{"nextPageToken": "t"})
+			contract.WriteData(w, r, http.StatusOK, []map[string]string{{"id": "wdg_0001", "name": "a"}}, map[string]any{"nextPageToken": "t"})
 		case "createWidget":
 			var in struct{ Name string }
 			if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-				wire.WriteError(w, r, err)
+				contract.WriteError(w, r, err)
 				return
 			}
-			wire.WriteData(w, r, http.StatusCreated, map[string]string{"id": "wdg_0002", "name": in.Name}, nil)
+			contract.WriteData(w, r, http.StatusCreated, map[string]string{"id": "wdg_0002", "name": in.Name}, nil)
 		case "getWidget":
 			switch id := rt.PathParams["widgetId"]; {
 			case broken:
-				wire.WriteData(w, r, http.StatusOK, map[string]string{"id": id}, nil)
+				contract.WriteData(w, r, http.StatusOK, map[string]string{"id": id}, nil)
 			case id == "wdg_dead":
-				wire.WriteError(w, r, occ.ErrNotFound)
+				contract.WriteError(w, r, occ.ErrNotFound)
 			case id == "wdg_beef":
-				wire.WriteError(w, r, &occ.Error{Code: occ.CodeRateLimited, Message: "Slow down.", RetryAfter: 5})
+				contract.WriteError(w, r, &occ.Error{Code: occ.CodeRateLimited, Message: "Slow down.", RetryAfter: 5})
 			default:
-				wire.WriteData(w, r, http.StatusOK, map[string]string{"id": id, "name": "a"}, nil)
+				contract.WriteData(w, r, http.StatusOK, map[string]string{"id": id, "name": "a"}, nil)
 			}
 		case "deleteWidget":
-			wire.WriteData(w, r, http.StatusNoContent, nil, nil)
+			contract.WriteData(w, r, http.StatusNoContent, nil, nil)
 		case "streamEvents":
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
@@ -100,7 +100,7 @@ func server(t *testing.T, broken bool) *httptest.Server {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, `{"openapi":"3.0.3"}`)
 		default:
-			wire.WriteError(w, r, fmt.Errorf("unexpected operation %s", rt.OperationID))
+			contract.WriteError(w, r, fmt.Errorf("unexpected operation %s", rt.OperationID))
 		}
 	})
 	srv := httptest.NewServer(adm.PreAuth(adm.Body(h)))
@@ -144,7 +144,7 @@ func TestTransportValidExchanges(t *testing.T) {
 	t.Parallel()
 	srv := server(t, false)
 	rec := &recorder{TB: t}
-	client := &http.Client{Transport: wiretest.NewValidatingTransport(rec, spec(t), srv.Client().Transport)}
+	client := &http.Client{Transport: contracttest.NewValidatingTransport(rec, spec(t), srv.Client().Transport)}
 	calls := []call{
 		{method: "GET", path: "/widgets", status: 200},
 		{method: "GET", path: "/widgets?pageSize=10", status: 200},
@@ -180,7 +180,7 @@ func TestTransportReportsInvalidExchange(t *testing.T) {
 	t.Parallel()
 	srv := server(t, true)
 	rec := &recorder{TB: t}
-	client := &http.Client{Transport: wiretest.NewValidatingTransport(rec, spec(t), srv.Client().Transport)}
+	client := &http.Client{Transport: contracttest.NewValidatingTransport(rec, spec(t), srv.Client().Transport)}
 	resp, err := client.Get(srv.URL + "/widgets/wdg_0001")
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ func TestValidateResponse(t *testing.T) {
 			if tc.body != "" {
 				body = []byte(tc.body)
 			}
-			err := wiretest.ValidateResponse(spec(t), req, tc.status, tc.header, body)
+			err := contracttest.ValidateResponse(spec(t), req, tc.status, tc.header, body)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("valid exchange rejected: %v", err)
