@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // NamespaceRef names a Namespace to a driver.
@@ -17,20 +19,57 @@ type NamespaceRef struct {
 }
 
 // NamespaceObservation is what a driver saw after acting on a Namespace.
-// Done false with a PendingReason means "not yet; ask again later".
+// Done false means "not yet; ask again later".
 type NamespaceObservation struct {
-	Done          bool
-	PendingReason string
+	Done bool
 }
 
-// Driver is a Compute Driver.
+// Capabilities is what a driver declares it can run; admission and the
+// worker consult it through Capabilities.Refusal only (one place), so a
+// revision the driver cannot honour fails with a fixed code instead of
+// running without what it asked for.
+type Capabilities = occ.ComputeCapabilities
+
+// Driver is a Compute Driver: the whole contract a place that runs
+// gateways implements. Every method is idempotent and keyed by IDs; errors
+// are retryable unless marked Permanent. computetest.Run states every
+// obligation as a test; a new driver runs it with one call.
 type Driver interface {
 	// Name is the driver's configuration name (local, ssh, docker, kubernetes).
 	Name() string
+	// Capabilities declares what the driver can run. It never changes
+	// while the driver lives.
+	Capabilities() Capabilities
+
 	// EnsureNamespace prepares the place where a Namespace's Agents will run.
 	EnsureNamespace(ctx context.Context, ns NamespaceRef) (NamespaceObservation, error)
-	// DeleteNamespace removes everything the driver owns for a Namespace.
+	// DeleteNamespace removes everything the driver owns for a Namespace,
+	// its Agents' workloads and data included.
 	DeleteNamespace(ctx context.Context, ns NamespaceRef) (NamespaceObservation, error)
+
+	// PrepareRevision creates or reuses the Agent's gateway for the
+	// revision and reports readiness; not ready is not an error. The
+	// worker calls it only for a spec its Capabilities accept.
+	PrepareRevision(ctx context.Context, spec RevisionSpec) (Readiness, error)
+	// ActivateRevision makes a ready revision the one that serves; it
+	// fails for a revision that is not prepared and running.
+	ActivateRevision(ctx context.Context, rev RevisionRef) error
+	// RetireRevision stops a revision that is no longer wanted, never
+	// touching a gateway that now belongs to another revision.
+	RetireRevision(ctx context.Context, rev RevisionRef) error
+	// StopAgent removes execution and routing of whatever runs for the
+	// Agent; workspace, state and credentials stay.
+	StopAgent(ctx context.Context, agent AgentRef) error
+	// DeleteAgent removes everything the driver owns for the Agent,
+	// workspace data included.
+	DeleteAgent(ctx context.Context, agent AgentRef) error
+
+	// GatewayEndpoint returns the private endpoint of the Agent's running
+	// gateway, if any.
+	GatewayEndpoint(ctx context.Context, agent AgentRef) (Endpoint, bool)
+	// Diagnose runs fresh checks of a revision (at most MaxChecks); a
+	// revision without a workload gives unknown checks, not an error.
+	Diagnose(ctx context.Context, rev RevisionRef) (Diagnosis, error)
 }
 
 // PermanentError is a failure that retrying cannot fix.

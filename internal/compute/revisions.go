@@ -1,7 +1,6 @@
 package compute
 
 import (
-	"context"
 	"time"
 
 	"github.com/openclaw/occ/internal/occ"
@@ -82,8 +81,11 @@ const (
 
 // Readiness is what PrepareRevision observed.
 type Readiness struct {
-	Ready          bool
-	PendingReason  string // why not ready yet (allowlisted code)
+	Ready bool
+	// PendingReason says why a revision is not ready yet, when the driver
+	// knows: occ.PendingWorkloadUnschedulable or occ.PendingWorkspaceNode
+	// (shown in progress as their own attempt codes); "" otherwise.
+	PendingReason  string
 	Warnings       []Warning
 	RuntimeFailure *RuntimeFailure
 	// Held says the runtime failed in a way it holds (RuntimeFailure.Code
@@ -127,38 +129,4 @@ type Check struct {
 	Status    string // succeeded | failed | unknown
 	Code      string
 	Message   string
-}
-
-// PluginRunner is implemented by a driver that can run an Agent's plugin
-// selections: it says whether it can enforce an approval policy
-// (provider_default, all_actions, write_actions or none). A driver without
-// it runs no plugins, so a revision that selects any fails before it
-// starts (nothing is dropped silently).
-type PluginRunner interface {
-	SupportsApprovalPolicy(policy string) bool
-}
-
-// RevisionDriver runs Agents' revisions. Every method is idempotent and
-// keyed by IDs; errors are retryable unless marked Permanent.
-type RevisionDriver interface {
-	// PrepareRevision creates or reuses the Agent's gateway for the
-	// revision and reports readiness; not ready is not an error.
-	PrepareRevision(ctx context.Context, spec RevisionSpec) (Readiness, error)
-	// ActivateRevision makes a ready revision the one that serves.
-	ActivateRevision(ctx context.Context, rev RevisionRef) error
-	// RetireRevision stops a revision that is no longer wanted, never
-	// touching a gateway that now belongs to another revision.
-	RetireRevision(ctx context.Context, rev RevisionRef) error
-	// StopAgent removes execution and routing of whatever runs for the
-	// Agent; workspace, state and credentials stay.
-	StopAgent(ctx context.Context, agent AgentRef) error
-	// DeleteAgent removes everything the driver owns for the Agent,
-	// workspace data included.
-	DeleteAgent(ctx context.Context, agent AgentRef) error
-	// GatewayEndpoint returns the private endpoint of the Agent's running
-	// gateway, if any.
-	GatewayEndpoint(ctx context.Context, agent AgentRef) (Endpoint, bool)
-	// Diagnose runs fresh checks of a revision (at most MaxChecks); a
-	// revision without a workload gives unknown checks, not an error.
-	Diagnose(ctx context.Context, rev RevisionRef) (Diagnosis, error)
 }

@@ -40,7 +40,7 @@ func (a *Authorizer) Authorize(ctx context.Context, c Check) (Decision, error) {
 		Outcome:    occ.OutcomeDenied,
 		ActorID:    c.Caller.PrincipalID,
 		Resource:   c.Resource,
-		ReasonCode: "AUTHORIZATION_DENIED",
+		ReasonCode: occ.ReasonAuthorizationDenied,
 		Details: map[string]any{
 			"permission":     c.Permission.String(),
 			"decisionReason": d.Reason,

@@ -1,55 +1,137 @@
 package occ
 
-// Deployment error codes (terminal) and attempt codes (progress).
+// Deployment statuses (GET …/deployments/{rev}: status).
 const (
-	DeployConvergenceDeadline  = "CONVERGENCE_DEADLINE_EXCEEDED"
-	DeployRuntimeAuthFailed    = "RUNTIME_AUTHENTICATION_FAILED"
-	DeployRuntimeStartup       = "RUNTIME_STARTUP_FAILED"
-	DeployModelProbeTimeout    = "RUNTIME_MODEL_PROBE_TIMEOUT"
-	DeployModelProbeFailed     = "RUNTIME_MODEL_PROBE_FAILED"
-	DeploySuperseded           = "REVISION_SUPERSEDED"
-	DeployStopped              = "REVISION_STOPPED"
-	DeployGatewayUnavailable   = "AGENT_GATEWAY_UNAVAILABLE"
-	DeployAuthorizationDenied  = "AUTHORIZATION_DENIED"
-	DeployActorRevoked         = "ACTOR_REVOKED"
-	DeployBackendUnavailable   = "BACKEND_UNAVAILABLE"
-	DeploySecretUnavailable    = "SECRET_BINDING_UNAVAILABLE"
-	DeployInvalidOwner         = "INVALID_REVISION_OWNER"
-	DeployNamespaceNotReady    = "NAMESPACE_NOT_READY"
-	DeployDependency           = "DEPENDENCY_UNAVAILABLE"
-	DeployDriverUnsupported    = "COMPUTE_DRIVER_UNSUPPORTED"
-	DeployPluginNotInCatalog   = "PLUGIN_NOT_IN_CATALOG"
-	DeployPluginUnsupported    = "PLUGIN_SELECTION_UNSUPPORTED"
-	DeployWorkspaceSetupFailed = "WORKSPACE_SETUP_FAILED"
-
-	AttemptIncomplete  = "REVISION_INCOMPLETE"
-	AttemptDependency  = "DEPENDENCY_UNAVAILABLE"
-	AttemptGateway     = "AGENT_GATEWAY_UNAVAILABLE"
-	AttemptActiveMoved = "ACTIVE_REVISION_CHANGED"
-	AttemptLeaseLost   = "LEASE_EXPIRED"
-	AttemptPending     = "RECONCILIATION_PENDING"
+	DeploymentQueued    = "queued"
+	DeploymentRunning   = "running"
+	DeploymentSucceeded = "succeeded"
+	DeploymentFailed    = "failed"
 )
 
-// Terminal codes a compute driver reports as permanent failures.
+// DeploymentTerminal reports whether a deployment status is final: terminal
+// results are never rewritten.
+func DeploymentTerminal(status string) bool {
+	return status == DeploymentSucceeded || status == DeploymentFailed
+}
+
+// Deployment error codes (terminal; error.code of a failed deployment).
 const (
+	DeployConvergenceDeadline       = "CONVERGENCE_DEADLINE_EXCEEDED"
+	DeployRuntimeAuthFailed         = "RUNTIME_AUTHENTICATION_FAILED"
+	DeployRuntimeStartup            = "RUNTIME_STARTUP_FAILED"
+	DeployModelProbeTimeout         = "RUNTIME_MODEL_PROBE_TIMEOUT"
+	DeployModelProbeFailed          = "RUNTIME_MODEL_PROBE_FAILED"
+	DeploySuperseded                = "REVISION_SUPERSEDED"
+	DeployStopped                   = "REVISION_STOPPED"
+	DeployGatewayUnavailable        = "AGENT_GATEWAY_UNAVAILABLE"
+	DeployAuthorizationDenied       = ReasonAuthorizationDenied
+	DeployActorRevoked              = ReasonActorRevoked
+	DeployBackendUnavailable        = "BACKEND_UNAVAILABLE"
+	DeployServiceAccountUnavailable = "SERVICE_ACCOUNT_UNAVAILABLE"
+	DeploySecretUnavailable         = "SECRET_BINDING_UNAVAILABLE"
+	DeployInvalidOwner              = "INVALID_REVISION_OWNER"
+	DeployInvalidAdmittedRevision   = "INVALID_ADMITTED_REVISION"
+	DeployNamespaceNotReady         = "NAMESPACE_NOT_READY"
+	DeployDependency                = ReasonDependencyUnavailable
+	DeployComputeDriverMismatch     = "COMPUTE_DRIVER_MISMATCH"
+	DeployExecutionModeUnsupported  = "EXECUTION_MODE_UNSUPPORTED"
+	DeployHarnessAuthUnsupported    = "HARNESS_AUTH_UNSUPPORTED"
+	DeployPluginNotInCatalog        = "PLUGIN_NOT_IN_CATALOG"
+	DeployPluginUnsupported         = "PLUGIN_SELECTION_UNSUPPORTED"
+	DeployWorkspaceSetupFailed      = "WORKSPACE_SETUP_FAILED"
+	DeployWorkspaceSetupUnsupported = "WORKSPACE_SETUP_UNSUPPORTED"
+	// Codes a compute driver reports as permanent failures.
 	DeployInvalidConfiguration = "INVALID_CONFIGURATION"
 	DeployRuntimeNotConfigured = "RUNTIME_NOT_CONFIGURED"
 )
 
+// Attempt codes (progress.lastAttempt.code of a deployment still queued).
+const (
+	AttemptIncomplete    = "REVISION_INCOMPLETE"
+	AttemptUnschedulable = "REVISION_UNSCHEDULABLE"
+	AttemptWorkspaceNode = "WORKSPACE_NODE_PENDING"
+	AttemptDependency    = ReasonDependencyUnavailable
+	AttemptGateway       = "AGENT_GATEWAY_UNAVAILABLE"
+	AttemptActiveMoved   = "ACTIVE_REVISION_CHANGED"
+	AttemptLeaseLost     = "LEASE_EXPIRED"
+	AttemptPending       = "RECONCILIATION_PENDING"
+)
+
+// Pending reasons a compute driver may give for a revision that is not
+// ready yet (compute.Readiness.PendingReason); AttemptOfPending turns one
+// into the attempt code shown in progress.
+const (
+	// PendingGatewayStarting: the workload runs but its gateway does not
+	// answer its probes yet.
+	PendingGatewayStarting = "AGENT_GATEWAY_STARTING"
+	// PendingGatewayUnavailable: the gateway started but reports itself
+	// unready (a failing channel or plugin).
+	PendingGatewayUnavailable = "AGENT_GATEWAY_UNAVAILABLE"
+	// PendingWorkloadUnschedulable: the driver cannot place the workload
+	// yet (quota, capacity).
+	PendingWorkloadUnschedulable = "WORKLOAD_UNSCHEDULABLE"
+	// PendingWorkspaceNode: the node holding the Agent's workspace is
+	// not available yet.
+	PendingWorkspaceNode = "WORKSPACE_NODE_PENDING"
+)
+
+// AttemptOfPending is the attempt code of a not-ready revision with the
+// driver's pending reason; a starting gateway or an unknown reason is
+// REVISION_INCOMPLETE.
+func AttemptOfPending(reason string) string {
+	switch reason {
+	case PendingGatewayUnavailable:
+		return AttemptGateway
+	case PendingWorkloadUnschedulable:
+		return AttemptUnschedulable
+	case PendingWorkspaceNode:
+		return AttemptWorkspaceNode
+	}
+	return AttemptIncomplete
+}
+
+// Reason codes of reconciliation outcomes shared by every kind of work
+// (audit reasonCode; Namespace and Agent teardown lastCode).
+const (
+	ReasonAuthorizationDenied   = "AUTHORIZATION_DENIED"
+	ReasonActorRevoked          = "ACTOR_REVOKED"
+	ReasonDependencyUnavailable = "DEPENDENCY_UNAVAILABLE"
+	ReasonDeadline              = DeployConvergenceDeadline
+	ReasonExhausted             = "MAX_ATTEMPTS_EXHAUSTED"
+	ReasonNamespaceReconciled   = "NAMESPACE_RECONCILED"
+	ReasonNamespaceDeleted      = "NAMESPACE_DELETED"
+	ReasonRevisionActivated     = "REVISION_ACTIVATED"
+	ReasonAgentStopped          = "AGENT_STOPPED"
+	ReasonAgentDeleted          = "AGENT_DELETED"
+)
+
 var deploymentMessages = map[string]string{
-	DeployInvalidConfiguration: "The revision's Configuration cannot be turned into a gateway configuration; fix the Configuration and deploy again.",
-	DeployRuntimeNotConfigured: "The compute driver has no agent runtime to start gateways with; install it (occ runtime install) or configure one.",
-	DeployConvergenceDeadline:  "The deployment did not become ready before its convergence deadline.",
-	DeployRuntimeAuthFailed:    "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
-	DeployRuntimeStartup:       "The gateway could not start.",
-	DeployModelProbeTimeout:    "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
-	DeployModelProbeFailed:     "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
-	DeploySuperseded:           "A newer deployment of this Agent replaced this one.",
-	DeployStopped:              "The Agent was stopped before this deployment completed.",
-	DeployGatewayUnavailable:   "The Agent gateway was unavailable.",
-	DeployPluginNotInCatalog:   "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
-	DeployPluginUnsupported:    "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
-	DeployWorkspaceSetupFailed: "The Agent's initial workspace files were prepared for other workspace defaults than this runtime's; delete and recreate the Agent with current initial files.",
+	DeployInvalidConfiguration:      "The revision's Configuration cannot be turned into a gateway configuration; fix the Configuration and deploy again.",
+	DeployRuntimeNotConfigured:      "The compute driver has no agent runtime to start gateways with; install it (occ runtime install) or configure one.",
+	DeployConvergenceDeadline:       "The deployment did not become ready before its convergence deadline.",
+	DeployRuntimeAuthFailed:         "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
+	DeployRuntimeStartup:            "The gateway could not start.",
+	DeployModelProbeTimeout:         "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
+	DeployModelProbeFailed:          "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
+	DeploySuperseded:                "A newer deployment of this Agent replaced this one.",
+	DeployStopped:                   "The Agent was stopped before this deployment completed.",
+	DeployGatewayUnavailable:        "The Agent gateway was unavailable.",
+	DeployAuthorizationDenied:       "The deploying principal or the Agent's service principal lost a permission the deployment needs; restore it and deploy again.",
+	DeployActorRevoked:              "The principal that requested the deployment no longer exists.",
+	DeployBackendUnavailable:        "The Agent's Backend is no longer configured on the installation; change the Agent's backendId and deploy again.",
+	DeployServiceAccountUnavailable: "The bound Service Account no longer exists, no longer matches the Agent's Backend, or has no issued credential.",
+	DeploySecretUnavailable:         "A bound Secret could not be read.",
+	DeployInvalidOwner:              "The Agent or the revision no longer exists.",
+	DeployInvalidAdmittedRevision:   "The admitted revision does not belong to the Agent's current service principal.",
+	DeployNamespaceNotReady:         "The Namespace is not ready.",
+	DeployDependency:                "A dependency stayed unavailable through every attempt.",
+	DeployComputeDriverMismatch:     "The revision was admitted for another compute driver than the installation runs now; deploy again.",
+	DeployExecutionModeUnsupported:  "The installation's compute driver cannot run the Agent's execution mode; change executionMode and deploy again.",
+	DeployHarnessAuthUnsupported:    "The installation's compute driver cannot deliver the Agent's harness authentication method; change harnessAuth and deploy again.",
+	DeployPluginNotInCatalog:        "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
+	DeployPluginUnsupported:         "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
+	DeployWorkspaceSetupFailed:      "The Agent's initial workspace files were prepared for other workspace defaults than this runtime's; delete and recreate the Agent with current initial files.",
+	DeployWorkspaceSetupUnsupported: "The installation's compute driver cannot apply initial workspace files; recreate the Agent without them.",
 }
 
 // DeploymentMessage is the fixed message of a terminal deployment code.
@@ -60,12 +142,23 @@ func DeploymentMessage(code string) string {
 	return "Deployment reconciliation failed."
 }
 
+// DeploymentCodes lists every deployment error code with a fixed message.
+func DeploymentCodes() []string {
+	out := make([]string, 0, len(deploymentMessages))
+	for c := range deploymentMessages {
+		out = append(out, c)
+	}
+	return out
+}
+
 var attemptMessages = map[string]string{
-	AttemptIncomplete:  "The revision is not ready yet.",
-	AttemptDependency:  "A dependency was unavailable; the attempt will be retried.",
-	AttemptGateway:     "The Agent gateway was unavailable; the attempt will be retried.",
-	AttemptActiveMoved: "Another revision became active meanwhile; the attempt will be retried.",
-	AttemptLeaseLost:   "The previous attempt did not finish; the attempt will be retried.",
+	AttemptIncomplete:    "The revision is not ready yet.",
+	AttemptUnschedulable: "The compute driver cannot place the Agent's workload yet (quota or capacity); the attempt will be retried.",
+	AttemptWorkspaceNode: "The node holding the Agent's workspace is not available yet; the attempt will be retried.",
+	AttemptDependency:    "A dependency was unavailable; the attempt will be retried.",
+	AttemptGateway:       "The Agent gateway was unavailable; the attempt will be retried.",
+	AttemptActiveMoved:   "Another revision became active meanwhile; the attempt will be retried.",
+	AttemptLeaseLost:     "The previous attempt did not finish; the attempt will be retried.",
 }
 
 // AttemptProgress maps an attempt code to the allowlisted code and fixed

@@ -82,10 +82,12 @@ func (f *fakeCompute) PrepareRevision(ctx context.Context, s compute.RevisionSpe
 	return compute.Readiness{Ready: true, Warnings: f.warnings[a]}, nil
 }
 
-// SupportsApprovalPolicy: the fake runs plugins whose approval policy is
-// provider_default or none (compute.PluginRunner).
-func (f *fakeCompute) SupportsApprovalPolicy(policy string) bool {
-	return policy == "provider_default" || policy == "none"
+// Capabilities: the fake runs both execution modes with every harness
+// method, and plugins whose approval policy is provider_default or none.
+func (f *fakeCompute) Capabilities() compute.Capabilities {
+	return compute.Capabilities{ExecutionModes: []string{"embedded", "dedicated"},
+		HarnessAuthMethods:     []string{"api_key", "codex_pat", "chatgpt_service_account", "credential_source"},
+		PluginApprovalPolicies: []string{"provider_default", "none"}, WorkspaceSetup: true, NativeAdmin: true, PersistentState: true}
 }
 
 func (f *fakeCompute) ActivateRevision(ctx context.Context, r compute.RevisionRef) error {

@@ -362,11 +362,7 @@ func (l logLines) Write(p []byte) (int, error) {
 
 // diagnoserOf runs deployment diagnostics through the compute driver (nil
 // when it cannot: the route then answers 503).
-func diagnoserOf(d compute.Driver) app.Diagnoser {
-	rd, ok := d.(compute.RevisionDriver)
-	if !ok {
-		return nil
-	}
+func diagnoserOf(rd compute.Driver) app.Diagnoser {
 	return func(ctx context.Context, nsID, agentID, revisionID string) (app.Diagnosis, error) {
 		dg, err := rd.Diagnose(ctx, compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: nsID, AgentID: agentID}, RevisionID: revisionID})
 		if err != nil {
@@ -381,11 +377,7 @@ func diagnoserOf(d compute.Driver) app.Diagnoser {
 }
 
 // gatewaysOf finds a running Agent's gateway through the compute driver.
-func gatewaysOf(d compute.Driver) app.GatewayEndpoint {
-	rd, ok := d.(compute.RevisionDriver)
-	if !ok {
-		return nil
-	}
+func gatewaysOf(rd compute.Driver) app.GatewayEndpoint {
 	return func(ctx context.Context, nsID, agentID string) (app.GatewayTarget, bool) {
 		ep, ok := rd.GatewayEndpoint(ctx, compute.AgentRef{NamespaceID: nsID, AgentID: agentID})
 		return app.GatewayTarget{URL: ep.URL, Token: ep.Token, Password: ep.Password, RevisionID: ep.RevisionID,

@@ -32,10 +32,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[jobs.AgentArgs]) 
 		return err
 	}
 	defer release()
-	rd, ok := w.driver.(compute.RevisionDriver)
-	if !ok {
-		return river.JobCancel(errors.New(occ.DeployDriverUnsupported))
-	}
+	rd := w.driver
 	ref := compute.AgentRef{NamespaceID: job.Args.NamespaceID, AgentID: job.Args.AgentID}
 	switch job.Args.Target {
 	case jobs.TargetStopped:
@@ -50,7 +47,7 @@ func (w *agentWorker) Work(ctx context.Context, job *river.Job[jobs.AgentArgs]) 
 
 // stop removes execution and routing, then clears activeRevisionId if the
 // Agent is still desired stopped; history, credentials and state remain.
-func (w *agentWorker) stop(ctx context.Context, job *river.Job[jobs.AgentArgs], rd compute.RevisionDriver, ref compute.AgentRef) error {
+func (w *agentWorker) stop(ctx context.Context, job *river.Job[jobs.AgentArgs], rd compute.Driver, ref compute.AgentRef) error {
 	row, err := w.st.GetAgent(ctx, ref.NamespaceID, ref.AgentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -96,7 +93,7 @@ func (w *agentWorker) stop(ctx context.Context, job *river.Job[jobs.AgentArgs], 
 // workspace and credentials, then deletes the Agent, its revisions, its
 // service principal with keys, and the grants aimed at it, in one
 // transaction; the name is free again.
-func (w *agentWorker) teardown(ctx context.Context, job *river.Job[jobs.AgentArgs], rd compute.RevisionDriver, ref compute.AgentRef) error {
+func (w *agentWorker) teardown(ctx context.Context, job *river.Job[jobs.AgentArgs], rd compute.Driver, ref compute.AgentRef) error {
 	row, err := w.st.GetAgent(ctx, ref.NamespaceID, ref.AgentID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && row.Status != occ.AgentDeleting) {
 		return nil
@@ -165,7 +162,7 @@ func firstNonEmpty(a, b string) string {
 // resume runs again the active revision of an Agent desired running, after
 // an occ restart: the driver re-adopts a gateway that survived and starts
 // one that did not (never a second one). Deployment results are not touched.
-func (w *agentWorker) resume(ctx context.Context, job *river.Job[jobs.AgentArgs], rd compute.RevisionDriver, ref compute.AgentRef) error {
+func (w *agentWorker) resume(ctx context.Context, job *river.Job[jobs.AgentArgs], rd compute.Driver, ref compute.AgentRef) error {
 	row, err := w.st.GetAgent(ctx, ref.NamespaceID, ref.AgentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

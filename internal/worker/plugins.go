@@ -3,7 +3,6 @@ package worker
 import (
 	"slices"
 
-	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -28,13 +27,13 @@ func (w *revisionWorker) pluginCheck(p *pass) string {
 			return occ.DeployPluginNotInCatalog
 		}
 	}
-	runner, ok := p.rd.(compute.PluginRunner)
+	caps := p.rd.Capabilities()
 	for _, id := range ids {
 		policy := selected[id].ApprovalPolicy
 		if policy == "" {
 			policy = "provider_default"
 		}
-		if !ok || !runner.SupportsApprovalPolicy(policy) {
+		if !slices.Contains(caps.PluginApprovalPolicies, policy) {
 			w.log.Info("the compute driver cannot run a selected plugin", "revision", p.rev.ID, "plugin", id, "approvalPolicy", policy)
 			return occ.DeployPluginUnsupported
 		}

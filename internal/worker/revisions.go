@@ -35,7 +35,7 @@ type pass struct {
 	dep store.DeploymentRow
 	rev occ.Revision
 	ag  occ.Agent
-	rd  compute.RevisionDriver
+	rd  compute.Driver
 }
 
 // Work converges one admitted revision: re-authorize, prepare, and when
@@ -138,11 +138,7 @@ func (w *revisionWorker) load(ctx context.Context, p *pass) (string, error) {
 	if p.rev.Snapshot == nil || p.rev.Snapshot.ServicePrincipalID != p.ag.ServicePrincipalID {
 		return "INVALID_ADMITTED_REVISION", nil
 	}
-	rd, ok := w.driver.(compute.RevisionDriver)
-	if !ok {
-		return occ.DeployDriverUnsupported, nil
-	}
-	p.rd = rd
+	p.rd = w.driver
 	return "", nil
 }
 
@@ -301,7 +297,7 @@ const quickReady = time.Second
 
 // prepare calls PrepareRevision, and while the revision is starting asks
 // again every 50 ms for up to quickReady (it is idempotent).
-func (w *revisionWorker) prepare(ctx context.Context, rd compute.RevisionDriver, spec compute.RevisionSpec) (compute.Readiness, error) {
+func (w *revisionWorker) prepare(ctx context.Context, rd compute.Driver, spec compute.RevisionSpec) (compute.Readiness, error) {
 	deadline := w.now().Add(quickReady)
 	for {
 		r, err := rd.PrepareRevision(ctx, spec)

@@ -10,10 +10,7 @@ import (
 )
 
 // RevisionTarget is a driver that runs revisions.
-type RevisionTarget interface {
-	compute.Driver
-	compute.RevisionDriver
-}
+type RevisionTarget = compute.Driver
 
 // RevisionObserver lets the revision suite check a driver's effect from
 // outside the driver.

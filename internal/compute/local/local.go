@@ -48,8 +48,7 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 )
 
-// Driver is the local Compute Driver. It implements compute.Driver and
-// compute.RevisionDriver.
+// Driver is the local Compute Driver.
 type Driver struct {
 	root        string
 	cmd         Command
@@ -66,10 +65,24 @@ type Driver struct {
 	closeOnce sync.Once
 }
 
-var (
-	_ compute.Driver         = (*Driver)(nil)
-	_ compute.RevisionDriver = (*Driver)(nil)
-)
+var _ compute.Driver = (*Driver)(nil)
+
+// capabilities are what the local driver runs: embedded OpenClaw with an
+// API key delivered in the gateway's environment, no plugins (it installs
+// none yet), initial workspace files, the native admin UI, and state kept
+// under the Agent's directory across stops and revisions. Dedicated Codex
+// is not run here yet: such a revision is refused, never started as an
+// embedded gateway.
+var capabilities = compute.Capabilities{
+	ExecutionModes:     []string{occ.ExecutionEmbedded},
+	HarnessAuthMethods: []string{occ.HarnessAPIKey},
+	WorkspaceSetup:     true,
+	NativeAdmin:        true,
+	PersistentState:    true,
+}
+
+// Capabilities implements compute.Driver.
+func (d *Driver) Capabilities() compute.Capabilities { return capabilities }
 
 // New returns a local driver keeping its state under root (created 0700),
 // without a gateway command: it manages Namespaces only. Open configures

@@ -19,10 +19,10 @@ import (
 const (
 	// PendingStarting: the gateway process runs but does not answer its
 	// probes as ready yet (or another process answers its port).
-	PendingStarting = "AGENT_GATEWAY_STARTING"
+	PendingStarting = occ.PendingGatewayStarting
 	// PendingUnavailable: the gateway started but /readyz reports a failing
 	// component (for example a dead Slack account).
-	PendingUnavailable = "AGENT_GATEWAY_UNAVAILABLE"
+	PendingUnavailable = occ.PendingGatewayUnavailable
 	// CodeStartupFailed is the RuntimeFailure code of a gateway process that
 	// exited (component "gateway", check "process").
 	CodeStartupFailed = "RUNTIME_STARTUP_FAILED"
