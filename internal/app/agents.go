@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/openclaw/occ/internal/occ"
@@ -48,59 +49,6 @@ type AgentPatch struct {
 	PluginsSet      bool
 }
 
-func encodeAgent(g occ.Agent) (store.AgentRow, error) {
-	harness, err := json.Marshal(g.Settings.HarnessAuth)
-	if err != nil {
-		return store.AgentRow{}, err
-	}
-	plugins := g.Settings.Plugins
-	if plugins == nil {
-		plugins = map[string]occ.PluginSelection{}
-	}
-	pj, err := json.Marshal(plugins)
-	if err != nil {
-		return store.AgentRow{}, err
-	}
-	return store.AgentRow{ID: g.ID, NamespaceID: g.NamespaceID, Name: g.Name, Status: g.Status, DesiredState: g.DesiredState,
-		ConfigurationID: g.ConfigurationID, ServicePrincipalID: g.ServicePrincipalID, ActiveRevisionID: g.ActiveRevisionID,
-		ExecutionMode: g.Settings.ExecutionMode, BackendID: g.Settings.BackendID, HarnessAuth: string(harness), Plugins: string(pj),
-		Version: g.Version, CreatedBy: g.CreatedBy, CreatedAt: occ.Millis(g.CreatedAt), UpdatedAt: occ.Millis(g.UpdatedAt)}, nil
-}
-
-// decodeAgent reads a stored Agent. A setting that cannot be decoded is
-// left out (never defaulted), marked in Unreadable and named in ReadError.
-func decodeAgent(r store.AgentRow) occ.Agent {
-	g := occ.Agent{ID: r.ID, NamespaceID: r.NamespaceID, Name: r.Name, Status: r.Status, DesiredState: r.DesiredState,
-		ConfigurationID: r.ConfigurationID, ServicePrincipalID: r.ServicePrincipalID, ActiveRevisionID: r.ActiveRevisionID,
-		Version: r.Version, CreatedBy: r.CreatedBy, CreatedAt: occ.FromMillis(r.CreatedAt), UpdatedAt: occ.FromMillis(r.UpdatedAt),
-		Unreadable: map[string]bool{}}
-	bad := func(field string) {
-		g.Unreadable[field] = true
-		if g.ReadError == nil {
-			g.ReadError = &occ.ReadError{Code: occ.CodeSavedConfigurationUnreadable, Field: field}
-		}
-	}
-	if r.ExecutionMode == occ.ExecutionEmbedded || r.ExecutionMode == occ.ExecutionDedicated {
-		g.Settings.ExecutionMode = r.ExecutionMode
-	} else {
-		bad("executionMode")
-	}
-	g.Settings.BackendID = r.BackendID
-	var h *occ.HarnessAuth
-	if err := json.Unmarshal([]byte(r.HarnessAuth), &h); err != nil || (h != nil && h.Method == "") {
-		bad("harnessAuth")
-	} else {
-		g.Settings.HarnessAuth = h
-	}
-	var p map[string]occ.PluginSelection
-	if err := json.Unmarshal([]byte(r.Plugins), &p); err != nil || p == nil {
-		bad("plugins")
-	} else {
-		g.Settings.Plugins = p
-	}
-	return g
-}
-
 // CreateAgent saves a new Agent: active, desired stopped, no revision, no
 // workload, with a new immutable service principal.
 func (a *App) CreateAgent(ctx context.Context, c occ.Caller, nsID string, in AgentInput) (occ.Agent, error) {
@@ -131,7 +79,7 @@ func (a *App) CreateAgent(ctx context.Context, c occ.Caller, nsID string, in Age
 	sp := occ.Principal{ID: occ.NewID(occ.PrefixServicePrincipal), Kind: occ.PrincipalService, Name: "agent " + in.Name,
 		NamespaceID: nsID, AgentID: g.ID, CreatedAt: now, UpdatedAt: now, Version: 1}
 	g.ServicePrincipalID = sp.ID
-	row, err := encodeAgent(g)
+	row, err := store.EncodeAgent(g)
 	if err != nil {
 		return occ.Agent{}, err
 	}
@@ -224,8 +172,11 @@ func (a *App) validateAgentSettings(ctx context.Context, c occ.Caller, nsID stri
 	if err := validateHarnessAuth(s.HarnessAuth, nsID, s.ExecutionMode, "/harnessAuth"); err != nil {
 		return err
 	}
-	if h := s.HarnessAuth; h != nil && h.Method == occ.HarnessRuntime && a.opts.ComputeDriver != "ssh" {
-		return invalidAt("/harnessAuth/method", "Runtime authentication is only for embedded OpenClaw on the SSH compute driver.")
+	if h := s.HarnessAuth; h != nil && h.Method == occ.HarnessRuntime && !slices.Contains(a.opts.Compute.HarnessAuthMethods, occ.HarnessRuntime) {
+		// Runtime authentication names no source to validate later: it is
+		// refused as soon as the driver cannot honour it (Kubernetes and
+		// Docker reject it, seed).
+		return invalidAt("/harnessAuth/method", "Runtime authentication is only for embedded OpenClaw on a compute driver that takes host credentials (ssh).")
 	}
 	if err := validatePlugins(s.Plugins, "/plugins"); err != nil {
 		return err
@@ -295,7 +246,7 @@ func (a *App) GetAgent(ctx context.Context, c occ.Caller, nsID, id string) (occ.
 	if err != nil {
 		return occ.Agent{}, notFoundOr(err)
 	}
-	return decodeAgent(row), nil
+	return store.DecodeAgent(row), nil
 }
 
 // ListAgents lists the Agents the caller may read exactly.
@@ -308,7 +259,7 @@ func (a *App) ListAgents(ctx context.Context, c occ.Caller, nsID string, page Pa
 			return a.st.ListAgents(ctx, nsID, after, limit)
 		},
 		func(r store.AgentRow) (time.Time, string) { return rowPos(r.CreatedAt, r.ID) },
-		func(r store.AgentRow) occ.ResourceRef { return agentRef(nsID, r.ID) }, decodeAgent)
+		func(r store.AgentRow) occ.ResourceRef { return agentRef(nsID, r.ID) }, store.DecodeAgent)
 }
 
 // UpdateAgent changes the draft: the Configuration reference (always
@@ -321,7 +272,7 @@ func (a *App) UpdateAgent(ctx context.Context, c occ.Caller, nsID, id string, p 
 	if err != nil {
 		return occ.Agent{}, notFoundOr(err)
 	}
-	cur := decodeAgent(row)
+	cur := store.DecodeAgent(row)
 	if cur.Status == occ.AgentDeleting {
 		return occ.Agent{}, occ.E(occ.CodeAgentDeleting, "The Agent is being deleted.")
 	}
@@ -363,7 +314,7 @@ func (a *App) UpdateAgent(ctx context.Context, c occ.Caller, nsID, id string, p 
 		s.HarnessAuth = check.HarnessAuth
 	}
 	next.ConfigurationID, next.Settings, next.UpdatedAt = p.ConfigurationID, s, a.now()
-	out, err := encodeAgent(next)
+	out, err := store.EncodeAgent(next)
 	if err != nil {
 		return occ.Agent{}, err
 	}

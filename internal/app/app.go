@@ -39,10 +39,13 @@ type Options struct {
 	Backends                 []Backend        // installation-configured Backends
 	Presets                  []PresetTemplate // installation-wide Presets, seeded into every Namespace
 	ComputeDriver            string           // local | ssh | docker | kubernetes
-	WorkspaceDefaultsID      string           // SHA-256 identity of the pinned runtime's default workspace files
-	Gateways                 GatewayEndpoint  // finds a running Agent's gateway (live workspace files, native admin UI)
-	NativeAdmin              NativeAdmin      // the native admin UI toggle and domains
-	Diagnose                 Diagnoser        // runs fresh checks of a revision (deployment diagnostics)
+	// Compute is what the installation's compute driver declares it can
+	// run: deploy admission refuses what it cannot (Capabilities.Refusal).
+	Compute             occ.ComputeCapabilities
+	WorkspaceDefaultsID string          // SHA-256 identity of the pinned runtime's default workspace files
+	Gateways            GatewayEndpoint // finds a running Agent's gateway (live workspace files, native admin UI)
+	NativeAdmin         NativeAdmin     // the native admin UI toggle and domains
+	Diagnose            Diagnoser       // runs fresh checks of a revision (deployment diagnostics)
 	// BackendClient issues service account credentials; nil means the
 	// HTTP client of package backends.
 	BackendClient backends.Client

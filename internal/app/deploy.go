@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openclaw/occ/internal/audit"
 
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/occ"
@@ -16,14 +17,6 @@ const (
 	actAgentDelete = "agents.delete"
 )
 
-// Deployment statuses.
-const (
-	DeploymentQueued    = "queued"
-	DeploymentRunning   = "running"
-	DeploymentSucceeded = "succeeded"
-	DeploymentFailed    = "failed"
-)
-
 // loadAgentFor loads an Agent a use case acts on: it must exist, not be
 // deleting, and have readable settings.
 func (a *App) loadAgentFor(ctx context.Context, q interface {
@@ -33,23 +26,11 @@ func (a *App) loadAgentFor(ctx context.Context, q interface {
 	if err != nil {
 		return occ.Agent{}, notFoundOr(err)
 	}
-	g := decodeAgent(row)
+	g := store.DecodeAgent(row)
 	if g.Status == occ.AgentDeleting {
 		return g, occ.E(occ.CodeAgentDeleting, "The Agent is being deleted.")
 	}
 	return g, nil
-}
-
-// boundSecrets lists every Secret a deployment of g with cfg would deliver.
-func boundSecrets(g occ.Agent, cfg occ.Configuration) []string {
-	var ids []string
-	for _, b := range cfg.SecretBindings {
-		ids = append(ids, b.Source.ID)
-	}
-	if h := g.Settings.HarnessAuth; h != nil && h.Source != nil {
-		ids = append(ids, h.Source.ID)
-	}
-	return ids
 }
 
 // Deploy admits an immutable revision of the Agent's saved draft and queues
@@ -89,14 +70,11 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 	if err := a.validateAgentSettings(ctx, c, nsID, &s, nil, actAgentDeploy); err != nil {
 		return occ.Revision{}, err
 	}
-	if err := a.requireAgentPrincipalSecrets(ctx, c, g, boundSecrets(g, cfg)); err != nil {
+	if err := a.requireComputeSupport(s); err != nil {
 		return occ.Revision{}, err
 	}
-	for _, sid := range boundSecrets(g, cfg) {
-		ref := occ.ResourceRef{Kind: occ.KindSecret, ID: sid, NamespaceID: nsID}
-		if err := a.require(ctx, c, occ.P(occ.KindSecret, occ.ActionOperate), ref, actAgentDeploy, nil); err != nil {
-			return occ.Revision{}, err
-		}
+	if err := a.requireDeployGrants(ctx, c, g, occ.DeployGrants(nsID, id, cfg.ID, s.HarnessAuth, cfg.SecretBindings)); err != nil {
+		return occ.Revision{}, err
 	}
 	now := a.now()
 	rev := occ.Revision{ID: occ.NewID(occ.PrefixRevision), AgentID: g.ID, NamespaceID: nsID, CreatedBy: c.PrincipalID, CreatedAt: now,
@@ -115,7 +93,7 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 		if rev.Number, err = tx.NextRevisionNumber(ctx, id); err != nil {
 			return occ.Unavailable(err)
 		}
-		vrow, err := EncodeRevision(rev)
+		vrow, err := store.EncodeRevision(rev)
 		if err != nil {
 			return err
 		}
@@ -125,11 +103,11 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 			return occ.Unavailable(err)
 		}
 		if err := tx.InsertDeployment(ctx, store.DeploymentRow{RevisionID: rev.ID, AgentID: id, NamespaceID: nsID, ActorID: c.PrincipalID,
-			Status: DeploymentQueued, Warnings: "[]", AdmittedAt: occ.Millis(now), UpdatedAt: occ.Millis(now)}); err != nil {
+			Status: occ.DeploymentQueued, Warnings: "[]", AdmittedAt: occ.Millis(now), NextAttemptAt: occ.Millis(now), UpdatedAt: occ.Millis(now)}); err != nil {
 			return occ.Unavailable(err)
 		}
 		cur.DesiredState, cur.UpdatedAt = occ.DesiredRunning, now
-		arow, err := encodeAgent(cur)
+		arow, err := store.EncodeAgent(cur)
 		if err != nil {
 			return err
 		}
@@ -145,13 +123,35 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 	return rev, err
 }
 
-// requireAgentPrincipalSecrets checks the Agent's own service principal's
-// exact secret:operate on each Secret; a denial is a 403 naming it.
-func (a *App) requireAgentPrincipalSecrets(ctx context.Context, c occ.Caller, g occ.Agent, secretIDs []string) error {
-	sp := occ.Caller{PrincipalID: g.ServicePrincipalID}
-	for _, sid := range secretIDs {
-		ref := occ.ResourceRef{Kind: occ.KindSecret, ID: sid, NamespaceID: g.NamespaceID}
-		d, err := a.authz.Decide(ctx, sp, occ.P(occ.KindSecret, occ.ActionOperate), ref)
+// requireComputeSupport refuses, before anything is admitted, an execution
+// mode or harness authentication method the installation's compute driver
+// cannot run: 400 naming the setting, with the deployment error code the
+// worker would give (the same Capabilities.Refusal decides both). Plugins
+// and initial files are checked when the revision starts (seed).
+func (a *App) requireComputeSupport(s occ.AgentSettings) error {
+	needs := occ.RevisionNeeds{ExecutionMode: s.ExecutionMode}
+	if s.HarnessAuth != nil {
+		needs.HarnessAuthMethod = s.HarnessAuth.Method
+	}
+	if r := a.opts.Compute.Refusal(a.opts.ComputeDriver, needs); r != nil {
+		return occ.Invalid(r.Message, occ.Detail{Path: r.Path, Code: r.Code})
+	}
+	return nil
+}
+
+// requireDeployGrants checks the deploy permission set (occ.DeployGrants,
+// which the worker checks again at dispatch). The caller's own denials are
+// generic 403s; a grant only the Agent's service principal misses is a
+// 403 naming the principal, the permission and the resource.
+func (a *App) requireDeployGrants(ctx context.Context, c occ.Caller, g occ.Agent, grants []occ.DeployGrant) error {
+	for _, gr := range grants {
+		if !gr.AgentPrincipal {
+			if err := a.require(ctx, c, gr.Permission, gr.Resource, actAgentDeploy, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		d, err := a.authz.Decide(ctx, occ.Caller{PrincipalID: g.ServicePrincipalID}, gr.Permission, gr.Resource)
 		if err != nil {
 			return err
 		}
@@ -164,13 +164,12 @@ func (a *App) requireAgentPrincipalSecrets(ctx context.Context, c occ.Caller, g 
 		if _, err := a.loadAgentFor(ctx, a.st, g.NamespaceID, g.ID); err != nil {
 			return err
 		}
-		ev := occ.AuditEvent{Kind: occ.AuditDenial, Action: actAgentDeploy, Outcome: occ.OutcomeDenied, ActorID: c.PrincipalID,
-			Resource: g.Ref(), ReasonCode: "AGENT_PRINCIPAL_NOT_AUTHORIZED",
-			Details: map[string]any{"servicePrincipalId": g.ServicePrincipalID, "permission": "secret:operate", "secretId": sid}}
+		ev := audit.Denial(actAgentDeploy, c.PrincipalID, g.Ref(), "AGENT_PRINCIPAL_NOT_AUTHORIZED",
+			map[string]any{"servicePrincipalId": g.ServicePrincipalID, "permission": gr.Permission.String(), "secretId": gr.Resource.ID})
 		if err := a.recordAlone(ctx, ev); err != nil {
 			return err
 		}
-		return occ.E(occ.CodeForbidden, fmt.Sprintf("The Agent's service principal %s may not secret:operate on Secret %s.", g.ServicePrincipalID, sid))
+		return occ.E(occ.CodeForbidden, fmt.Sprintf("The Agent's service principal %s may not %s on Secret %s.", g.ServicePrincipalID, gr.Permission, gr.Resource.ID))
 	}
 	return nil
 }
@@ -188,7 +187,7 @@ func (a *App) Stop(ctx context.Context, c occ.Caller, nsID, id string) (occ.Agen
 			return err
 		}
 		g.DesiredState, g.UpdatedAt = occ.DesiredStopped, a.now()
-		row, err := encodeAgent(g)
+		row, err := store.EncodeAgent(g)
 		if err != nil {
 			return err
 		}
@@ -221,7 +220,7 @@ func (a *App) DeleteAgent(ctx context.Context, c occ.Caller, nsID, id string) (o
 		if err != nil {
 			return notFoundOr(err)
 		}
-		g := decodeAgent(row)
+		g := store.DecodeAgent(row)
 		enqueue := func(actor string) error {
 			return a.jobs.Enqueue(ctx, tx, jobs.AgentArgs{NamespaceID: nsID, AgentID: id, Target: jobs.TargetDeleted, ActorID: actor})
 		}

@@ -16,7 +16,7 @@ type DeploymentStatus struct {
 	AgentID      string
 	Status       string
 	Error        *DeploymentError
-	Warnings     []Warning
+	Warnings     []occ.DeploymentWarning
 	Progress     *Progress
 }
 
@@ -25,12 +25,6 @@ type DeploymentError struct {
 	Code    string
 	Message string
 	Data    map[string]any
-}
-
-// Warning is a closed-code plugin warning of a successful deployment.
-type Warning struct {
-	Code     string `json:"code"`
-	PluginID string `json:"pluginId"`
 }
 
 // Progress is the latest attempt and the next eligible time of pending work.
@@ -60,11 +54,11 @@ func (a *App) GetDeployment(ctx context.Context, c occ.Caller, nsID, agentID, re
 	if err != nil {
 		return DeploymentStatus{}, notFoundOr(err)
 	}
-	out := DeploymentStatus{DeploymentID: d.RevisionID, NamespaceID: d.NamespaceID, AgentID: d.AgentID, Status: d.Status, Warnings: []Warning{}}
+	out := DeploymentStatus{DeploymentID: d.RevisionID, NamespaceID: d.NamespaceID, AgentID: d.AgentID, Status: d.Status, Warnings: []occ.DeploymentWarning{}}
 	switch d.Status {
-	case DeploymentSucceeded:
+	case occ.DeploymentSucceeded:
 		_ = json.Unmarshal([]byte(d.Warnings), &out.Warnings)
-	case DeploymentFailed:
+	case occ.DeploymentFailed:
 		e := &DeploymentError{Code: d.ErrorCode, Message: occ.DeploymentMessage(d.ErrorCode)}
 		if d.ErrorData != "" {
 			_ = json.Unmarshal([]byte(d.ErrorData), &e.Data)
@@ -76,7 +70,7 @@ func (a *App) GetDeployment(ctx context.Context, c occ.Caller, nsID, agentID, re
 			code, msg := occ.AttemptProgress(d.LastAttemptCode)
 			p.LastAttempt = &Attempt{At: occ.FromMillis(d.LastAttemptAt), Code: code, Message: msg}
 		}
-		if d.Status == DeploymentQueued && d.NextAttemptAt != 0 {
+		if d.Status == occ.DeploymentQueued && d.NextAttemptAt != 0 {
 			t := occ.FromMillis(d.NextAttemptAt)
 			p.NextAttemptAt = &t
 		}

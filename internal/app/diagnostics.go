@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
 )
 
 // Diagnoser runs fresh checks of one revision through the installation's
@@ -67,7 +68,7 @@ func (a *App) DiagnoseDeployment(ctx context.Context, c occ.Caller, nsID, agentI
 	}
 	// The revision names the driver that ran it; another one has no
 	// evidence of it.
-	if s := decodeRevision(row).Snapshot; s != nil && s.ComputeDriver != "" && a.opts.ComputeDriver != "" && s.ComputeDriver != a.opts.ComputeDriver {
+	if s := store.DecodeRevision(row).Snapshot; s != nil && s.ComputeDriver != "" && a.opts.ComputeDriver != "" && s.ComputeDriver != a.opts.ComputeDriver {
 		return Diagnosis{}, occ.Wrap(errNoEvidence.Code, errNoEvidence.Message, fmt.Errorf("revision ran on compute driver %q", s.ComputeDriver))
 	}
 	ctx, cancel := context.WithTimeout(ctx, diagnoseBudget)

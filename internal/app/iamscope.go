@@ -56,8 +56,7 @@ func (a *App) covered(ctx context.Context, c occ.Caller, perms []occ.Permission,
 // denyEscalation audits and refuses an attempt to grant more than the
 // caller holds.
 func (a *App) denyEscalation(ctx context.Context, c occ.Caller, action, reason string, res occ.ResourceRef) error {
-	ev := occ.AuditEvent{Kind: occ.AuditDenial, Action: action, Outcome: occ.OutcomeDenied, ActorID: c.PrincipalID,
-		Resource: res, ReasonCode: reason}
+	ev := audit.Denial(action, c.PrincipalID, res, reason, nil)
 	if err := audit.Append(ctx, a.st, ev); err != nil {
 		return occ.Unavailable(fmt.Errorf("append denial audit: %w", err))
 	}

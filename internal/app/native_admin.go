@@ -108,7 +108,7 @@ func (a *App) NativeAdminAvailability(ctx context.Context, c occ.Caller, nsID, i
 	if !a.opts.NativeAdmin.Enabled {
 		return NativeAdminStatus{Status: NativeAdminDisabled}, nil
 	}
-	st, _ := a.nativeAdminState(ctx, decodeAgent(row))
+	st, _ := a.nativeAdminState(ctx, store.DecodeAgent(row))
 	if st != NativeAdminAvailable {
 		return NativeAdminStatus{Status: st}, nil
 	}
@@ -214,7 +214,7 @@ func (a *App) NativeAdminTarget(ctx context.Context, c occ.Caller, host string) 
 	if err != nil {
 		return NativeAdminTarget{}, notFoundOr(err)
 	}
-	g := decodeAgent(row)
+	g := store.DecodeAgent(row)
 	st, up := a.nativeAdminState(ctx, g)
 	if st != NativeAdminAvailable {
 		return NativeAdminTarget{}, ErrNativeAdminNotServing

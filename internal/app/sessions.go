@@ -47,8 +47,7 @@ func (a *App) SignIn(ctx context.Context, email, password, clientAddr string) (S
 	if !iam.CheckPassword(password, p.PasswordHash) || p.Disabled {
 		a.accountThrottle.fail(email, now)
 		a.clientThrottle.fail(clientAddr, now)
-		ev := occ.AuditEvent{Kind: occ.AuditDenial, Action: "auth.sign_in", Outcome: occ.OutcomeDenied, ActorID: orUnknown(p.ID),
-			Resource: occ.ResourceRef{Kind: "principal", ID: orUnknown(p.ID)}, ReasonCode: "INVALID_CREDENTIALS"}
+		ev := audit.Denial("auth.sign_in", orUnknown(p.ID), occ.ResourceRef{Kind: "principal", ID: orUnknown(p.ID)}, "INVALID_CREDENTIALS", nil)
 		if err := audit.Append(ctx, a.st, ev); err != nil {
 			return SignInResult{}, occ.Unavailable(err)
 		}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/openclaw/occ/internal/audit"
 
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
@@ -29,8 +30,7 @@ func (a *App) teardownRetry(ctx context.Context, tx *store.Tx, c occ.Caller, res
 			return nil, err
 		}
 		if initiator.Allowed {
-			ev := occ.AuditEvent{Kind: occ.AuditDenial, Outcome: occ.OutcomeDenied, Action: act, ActorID: c.PrincipalID,
-				Resource: res, ReasonCode: "DELETION_RETRY_OWNED", Details: map[string]any{"initiatingActorId": td.ActorID}}
+			ev := audit.Denial(act, c.PrincipalID, res, "DELETION_RETRY_OWNED", map[string]any{"initiatingActorId": td.ActorID})
 			refusal := occ.E(occ.CodeForbidden, "Only the caller who started this deletion can retry it while it still holds the delete permission.")
 			return refusal, a.record(ctx, tx, ev)
 		}

@@ -53,7 +53,7 @@ func (a *App) liveGateway(ctx context.Context, nsID, id string, write bool) (*ga
 	if err != nil {
 		return nil, occ.Agent{}, notFoundOr(err)
 	}
-	g := decodeAgent(row)
+	g := store.DecodeAgent(row)
 	switch {
 	case write && g.Status == occ.AgentDeleting:
 		return nil, g, occ.E(occ.CodeAgentDeleting, "The Agent is being deleted.")

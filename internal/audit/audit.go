@@ -43,3 +43,11 @@ func Append(ctx context.Context, to Appender, e occ.AuditEvent) error {
 	}
 	return to.InsertAuditEvent(ctx, e)
 }
+
+// Denial builds the authorization_denial event of a refused action: who
+// was refused, on which resource, with a fixed reason code; details add
+// what explains the decision (never a credential).
+func Denial(action, actorID string, res occ.ResourceRef, reasonCode string, details map[string]any) occ.AuditEvent {
+	return occ.AuditEvent{Kind: occ.AuditDenial, Action: action, Outcome: occ.OutcomeDenied, ActorID: actorID,
+		Resource: res, ReasonCode: reasonCode, Details: details}
+}

@@ -44,7 +44,7 @@ type deploymentBody struct {
 	AgentID      string              `json:"agentId"`
 	Status       string              `json:"status"`
 	Error        *deploymentError    `json:"error"`
-	Warnings     []app.Warning       `json:"warnings"`
+	Warnings     []occ.DeploymentWarning       `json:"warnings"`
 	Progress     *deploymentProgress `json:"progress"`
 }
 
@@ -140,7 +140,7 @@ func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) e
 	defer tick.Stop()
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
-	for cur.Status != app.DeploymentSucceeded && cur.Status != app.DeploymentFailed {
+	for cur.Status != occ.DeploymentSucceeded && cur.Status != occ.DeploymentFailed {
 		select {
 		case <-s.ctx.Done():
 			return nil

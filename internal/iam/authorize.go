@@ -34,19 +34,11 @@ func (a *Authorizer) Authorize(ctx context.Context, c Check) (Decision, error) {
 	if err != nil || d.Allowed {
 		return d, err
 	}
-	ev := occ.AuditEvent{
-		Kind:       occ.AuditDenial,
-		Action:     c.Action,
-		Outcome:    occ.OutcomeDenied,
-		ActorID:    c.Caller.PrincipalID,
-		Resource:   c.Resource,
-		ReasonCode: occ.ReasonAuthorizationDenied,
-		Details: map[string]any{
-			"permission":     c.Permission.String(),
-			"decisionReason": d.Reason,
-			"restrictionIds": d.RestrictionIDs,
-		},
-	}
+	ev := audit.Denial(c.Action, c.Caller.PrincipalID, c.Resource, occ.ReasonAuthorizationDenied, map[string]any{
+		"permission":     c.Permission.String(),
+		"decisionReason": d.Reason,
+		"restrictionIds": d.RestrictionIDs,
+	})
 	if err := audit.Append(ctx, a.st, ev); err != nil {
 		return d, occ.Unavailable(fmt.Errorf("append denial audit: %w", err))
 	}

@@ -16,30 +16,31 @@ func DeploymentTerminal(status string) bool {
 
 // Deployment error codes (terminal; error.code of a failed deployment).
 const (
-	DeployConvergenceDeadline       = "CONVERGENCE_DEADLINE_EXCEEDED"
-	DeployRuntimeAuthFailed         = "RUNTIME_AUTHENTICATION_FAILED"
-	DeployRuntimeStartup            = "RUNTIME_STARTUP_FAILED"
-	DeployModelProbeTimeout         = "RUNTIME_MODEL_PROBE_TIMEOUT"
-	DeployModelProbeFailed          = "RUNTIME_MODEL_PROBE_FAILED"
-	DeploySuperseded                = "REVISION_SUPERSEDED"
-	DeployStopped                   = "REVISION_STOPPED"
-	DeployGatewayUnavailable        = "AGENT_GATEWAY_UNAVAILABLE"
-	DeployAuthorizationDenied       = ReasonAuthorizationDenied
-	DeployActorRevoked              = ReasonActorRevoked
-	DeployBackendUnavailable        = "BACKEND_UNAVAILABLE"
-	DeployServiceAccountUnavailable = "SERVICE_ACCOUNT_UNAVAILABLE"
-	DeploySecretUnavailable         = "SECRET_BINDING_UNAVAILABLE"
-	DeployInvalidOwner              = "INVALID_REVISION_OWNER"
-	DeployInvalidAdmittedRevision   = "INVALID_ADMITTED_REVISION"
-	DeployNamespaceNotReady         = "NAMESPACE_NOT_READY"
-	DeployDependency                = ReasonDependencyUnavailable
-	DeployComputeDriverMismatch     = "COMPUTE_DRIVER_MISMATCH"
-	DeployExecutionModeUnsupported  = "EXECUTION_MODE_UNSUPPORTED"
-	DeployHarnessAuthUnsupported    = "HARNESS_AUTH_UNSUPPORTED"
-	DeployPluginNotInCatalog        = "PLUGIN_NOT_IN_CATALOG"
-	DeployPluginUnsupported         = "PLUGIN_SELECTION_UNSUPPORTED"
-	DeployWorkspaceSetupFailed      = "WORKSPACE_SETUP_FAILED"
-	DeployWorkspaceSetupUnsupported = "WORKSPACE_SETUP_UNSUPPORTED"
+	DeployConvergenceDeadline         = "CONVERGENCE_DEADLINE_EXCEEDED"
+	DeployRuntimeAuthFailed           = "RUNTIME_AUTHENTICATION_FAILED"
+	DeployRuntimeStartup              = "RUNTIME_STARTUP_FAILED"
+	DeployModelProbeTimeout           = "RUNTIME_MODEL_PROBE_TIMEOUT"
+	DeployModelProbeFailed            = "RUNTIME_MODEL_PROBE_FAILED"
+	DeploySuperseded                  = "REVISION_SUPERSEDED"
+	DeployStopped                     = "REVISION_STOPPED"
+	DeployGatewayUnavailable          = "AGENT_GATEWAY_UNAVAILABLE"
+	DeployAuthorizationDenied         = ReasonAuthorizationDenied
+	DeployActorRevoked                = ReasonActorRevoked
+	DeployBackendUnavailable          = "BACKEND_UNAVAILABLE"
+	DeployServiceAccountUnavailable   = "SERVICE_ACCOUNT_UNAVAILABLE"
+	DeployCredentialSourceUnavailable = "CREDENTIAL_SOURCE_UNAVAILABLE"
+	DeploySecretUnavailable           = "SECRET_BINDING_UNAVAILABLE"
+	DeployInvalidOwner                = "INVALID_REVISION_OWNER"
+	DeployInvalidAdmittedRevision     = "INVALID_ADMITTED_REVISION"
+	DeployNamespaceNotReady           = "NAMESPACE_NOT_READY"
+	DeployDependency                  = ReasonDependencyUnavailable
+	DeployComputeDriverMismatch       = "COMPUTE_DRIVER_MISMATCH"
+	DeployExecutionModeUnsupported    = "EXECUTION_MODE_UNSUPPORTED"
+	DeployHarnessAuthUnsupported      = "HARNESS_AUTH_UNSUPPORTED"
+	DeployPluginNotInCatalog          = "PLUGIN_NOT_IN_CATALOG"
+	DeployPluginUnsupported           = "PLUGIN_SELECTION_UNSUPPORTED"
+	DeployWorkspaceSetupFailed        = "WORKSPACE_SETUP_FAILED"
+	DeployWorkspaceSetupUnsupported   = "WORKSPACE_SETUP_UNSUPPORTED"
 	// Codes a compute driver reports as permanent failures.
 	DeployInvalidConfiguration = "INVALID_CONFIGURATION"
 	DeployRuntimeNotConfigured = "RUNTIME_NOT_CONFIGURED"
@@ -106,32 +107,33 @@ const (
 )
 
 var deploymentMessages = map[string]string{
-	DeployInvalidConfiguration:      "The revision's Configuration cannot be turned into a gateway configuration; fix the Configuration and deploy again.",
-	DeployRuntimeNotConfigured:      "The compute driver has no agent runtime to start gateways with; install it (occ runtime install) or configure one.",
-	DeployConvergenceDeadline:       "The deployment did not become ready before its convergence deadline.",
-	DeployRuntimeAuthFailed:         "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
-	DeployRuntimeStartup:            "The gateway could not start.",
-	DeployModelProbeTimeout:         "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
-	DeployModelProbeFailed:          "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
-	DeploySuperseded:                "A newer deployment of this Agent replaced this one.",
-	DeployStopped:                   "The Agent was stopped before this deployment completed.",
-	DeployGatewayUnavailable:        "The Agent gateway was unavailable.",
-	DeployAuthorizationDenied:       "The deploying principal or the Agent's service principal lost a permission the deployment needs; restore it and deploy again.",
-	DeployActorRevoked:              "The principal that requested the deployment no longer exists.",
-	DeployBackendUnavailable:        "The Agent's Backend is no longer configured on the installation; change the Agent's backendId and deploy again.",
-	DeployServiceAccountUnavailable: "The bound Service Account no longer exists, no longer matches the Agent's Backend, or has no issued credential.",
-	DeploySecretUnavailable:         "A bound Secret could not be read.",
-	DeployInvalidOwner:              "The Agent or the revision no longer exists.",
-	DeployInvalidAdmittedRevision:   "The admitted revision does not belong to the Agent's current service principal.",
-	DeployNamespaceNotReady:         "The Namespace is not ready.",
-	DeployDependency:                "A dependency stayed unavailable through every attempt.",
-	DeployComputeDriverMismatch:     "The revision was admitted for another compute driver than the installation runs now; deploy again.",
-	DeployExecutionModeUnsupported:  "The installation's compute driver cannot run the Agent's execution mode; change executionMode and deploy again.",
-	DeployHarnessAuthUnsupported:    "The installation's compute driver cannot deliver the Agent's harness authentication method; change harnessAuth and deploy again.",
-	DeployPluginNotInCatalog:        "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
-	DeployPluginUnsupported:         "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
-	DeployWorkspaceSetupFailed:      "The Agent's initial workspace files were prepared for other workspace defaults than this runtime's; delete and recreate the Agent with current initial files.",
-	DeployWorkspaceSetupUnsupported: "The installation's compute driver cannot apply initial workspace files; recreate the Agent without them.",
+	DeployInvalidConfiguration:        "The revision's Configuration cannot be turned into a gateway configuration; fix the Configuration and deploy again.",
+	DeployRuntimeNotConfigured:        "The compute driver has no agent runtime to start gateways with; install it (occ runtime install) or configure one.",
+	DeployConvergenceDeadline:         "The deployment did not become ready before its convergence deadline.",
+	DeployRuntimeAuthFailed:           "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
+	DeployRuntimeStartup:              "The gateway could not start.",
+	DeployModelProbeTimeout:           "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
+	DeployModelProbeFailed:            "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
+	DeploySuperseded:                  "A newer deployment of this Agent replaced this one.",
+	DeployStopped:                     "The Agent was stopped before this deployment completed.",
+	DeployGatewayUnavailable:          "The Agent gateway was unavailable.",
+	DeployAuthorizationDenied:         "The deploying principal or the Agent's service principal lost a permission the deployment needs; restore it and deploy again.",
+	DeployActorRevoked:                "The principal that requested the deployment no longer exists.",
+	DeployBackendUnavailable:          "The Agent's Backend is no longer configured on the installation; change the Agent's backendId and deploy again.",
+	DeployServiceAccountUnavailable:   "The bound Service Account no longer exists, no longer matches the Agent's Backend, or has no issued credential.",
+	DeployCredentialSourceUnavailable: "The bound Credential Source no longer exists or is not registered with the Credential Gateway.",
+	DeploySecretUnavailable:           "A bound Secret could not be read.",
+	DeployInvalidOwner:                "The Agent or the revision no longer exists.",
+	DeployInvalidAdmittedRevision:     "The admitted revision does not belong to the Agent's current service principal.",
+	DeployNamespaceNotReady:           "The Namespace is not ready.",
+	DeployDependency:                  "A dependency stayed unavailable through every attempt.",
+	DeployComputeDriverMismatch:       "The revision was admitted for another compute driver than the installation runs now; deploy again.",
+	DeployExecutionModeUnsupported:    "The installation's compute driver cannot run the Agent's execution mode; change executionMode and deploy again.",
+	DeployHarnessAuthUnsupported:      "The installation's compute driver cannot deliver the Agent's harness authentication method; change harnessAuth and deploy again.",
+	DeployPluginNotInCatalog:          "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
+	DeployPluginUnsupported:           "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
+	DeployWorkspaceSetupFailed:        "The Agent's initial workspace files were prepared for other workspace defaults than this runtime's; delete and recreate the Agent with current initial files.",
+	DeployWorkspaceSetupUnsupported:   "The installation's compute driver cannot apply initial workspace files; recreate the Agent without them.",
 }
 
 // DeploymentMessage is the fixed message of a terminal deployment code.
@@ -178,3 +180,21 @@ const (
 	CheckFailed         = "failed"
 	CheckUnknown        = "unknown"
 )
+
+// Warning codes of a succeeded deployment (closed).
+const (
+	WarningPluginInstallFailed = "PLUGIN_INSTALL_FAILED"
+	WarningPluginAuthRequired  = "PLUGIN_AUTH_REQUIRED"
+)
+
+// DeploymentWarning is a closed-code plugin warning of a succeeded
+// deployment, for an admitted plugin.
+type DeploymentWarning struct {
+	Code     string `json:"code"`
+	PluginID string `json:"pluginId"`
+}
+
+// DeploymentWarningCode reports whether code is a warning code.
+func DeploymentWarningCode(code string) bool {
+	return code == WarningPluginInstallFailed || code == WarningPluginAuthRequired
+}

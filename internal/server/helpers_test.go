@@ -53,7 +53,7 @@ func insertRevision(e *env, nsID, agentID, configurationID string) string {
 		CreatedBy: "test", CreatedAt: time.Now(), Snapshot: &occ.RevisionSnapshot{
 			Configuration: occ.ConfigurationSnapshot{ID: configurationID, Kind: "agent", Generation: 1, Document: map[string]any{}},
 			ExecutionMode: "embedded", Plugins: map[string]occ.PluginSelection{}, ComputeDriver: "local", ServicePrincipalID: "spn_x"}}
-	row, err := app.EncodeRevision(rev)
+	row, err := store.EncodeRevision(rev)
 	if err != nil {
 		e.t.Fatal(err)
 	}

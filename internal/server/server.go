@@ -108,13 +108,15 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	wopts := worker.Options{MaxAttempts: cfg.Worker.MaxAttempts, PollInterval: cfg.Worker.PollInterval.D(),
 		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger,
-		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), App: func() *app.App { return m.app },
-		PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
+		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), Secrets: appSecrets{m},
+		NativeAdminOrigin: func(nsID, agentID string) string { return m.app.NativeAdminGatewayOrigin(nsID, agentID) },
+		Backends: backendTypes(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
 	working := cfg.Role != "api"
+	caps, worked := driver.Capabilities(), driver
 	if !working {
-		driver = nil
+		worked = nil
 	}
-	if m.river, err = worker.NewClient(m.st, driver, wopts); err != nil {
+	if m.river, err = worker.NewClient(m.st, worked, wopts); err != nil {
 		return err
 	}
 	enq := jobs.NewEnqueuer(m.river)
@@ -126,11 +128,11 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if boot.Created {
 		m.announce(boot)
 	}
-	if m.app, err = app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: cfg.Compute.Driver,
+	if m.app, err = app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: driver.Name(), Compute: caps,
 		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
-		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(driver),
-		Diagnose: diagnoserOf(driver),
+		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(worked),
+		Diagnose: diagnoserOf(worked),
 		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,
 			CookieDomain: cfg.NativeAdminUI.CookieDomain, PublicOrigin: cfg.PublicOrigin}}); err != nil {
 		return err
@@ -348,6 +350,23 @@ func presetsOf(cfg *config.Config) []app.PresetTemplate {
 	return out
 }
 
+// appSecrets resolves Secrets for the worker through the use cases, which
+// exist only once the worker's client (their enqueuer) does.
+type appSecrets struct{ m *Main }
+
+func (s appSecrets) ResolveSecret(ctx context.Context, nsID, id string) ([]byte, error) {
+	return s.m.app.ResolveSecret(ctx, nsID, id)
+}
+
+// backendTypes maps each configured Backend ID to its type.
+func backendTypes(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	for _, b := range backendsOf(cfg) {
+		out[b.ID] = b.Type
+	}
+	return out
+}
+
 // logLines turns written lines (install progress) into log records.
 type logLines struct{ log *slog.Logger }
 
@@ -363,6 +382,9 @@ func (l logLines) Write(p []byte) (int, error) {
 // diagnoserOf runs deployment diagnostics through the compute driver (nil
 // when it cannot: the route then answers 503).
 func diagnoserOf(rd compute.Driver) app.Diagnoser {
+	if rd == nil {
+		return nil
+	}
 	return func(ctx context.Context, nsID, agentID, revisionID string) (app.Diagnosis, error) {
 		dg, err := rd.Diagnose(ctx, compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: nsID, AgentID: agentID}, RevisionID: revisionID})
 		if err != nil {
@@ -378,6 +400,9 @@ func diagnoserOf(rd compute.Driver) app.Diagnoser {
 
 // gatewaysOf finds a running Agent's gateway through the compute driver.
 func gatewaysOf(rd compute.Driver) app.GatewayEndpoint {
+	if rd == nil {
+		return nil
+	}
 	return func(ctx context.Context, nsID, agentID string) (app.GatewayTarget, bool) {
 		ep, ok := rd.GatewayEndpoint(ctx, compute.AgentRef{NamespaceID: nsID, AgentID: agentID})
 		return app.GatewayTarget{URL: ep.URL, Token: ep.Token, Password: ep.Password, RevisionID: ep.RevisionID,

@@ -6,7 +6,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/jobs"
@@ -55,7 +54,7 @@ func (w *agentWorker) stop(ctx context.Context, job *river.Job[jobs.AgentArgs], 
 	if err != nil {
 		return err
 	}
-	g := app.DecodeAgent(row)
+	g := store.DecodeAgent(row)
 	if g.DesiredState != occ.DesiredStopped {
 		return nil // a later deployment superseded this stop
 	}
@@ -64,11 +63,11 @@ func (w *agentWorker) stop(ctx context.Context, job *river.Job[jobs.AgentArgs], 
 		return err
 	}
 	if !d.Allowed {
-		return w.settleAgent(ctx, job, g.Ref(), ActAgentStop, occ.OutcomeFailure, CodeDenied)
+		return w.settleAgent(ctx, job, g.Ref(), ActAgentStop, occ.OutcomeFailure, occ.ReasonAuthorizationDenied)
 	}
 	if err := rd.StopAgent(ctx, ref); err != nil {
 		if code := compute.PermanentCode(err); code != "" || job.Attempt >= job.MaxAttempts {
-			return w.settleAgent(ctx, job, g.Ref(), ActAgentStop, occ.OutcomeFailure, firstNonEmpty(code, CodeExhausted))
+			return w.settleAgent(ctx, job, g.Ref(), ActAgentStop, occ.OutcomeFailure, firstNonEmpty(code, occ.ReasonExhausted))
 		}
 		return err
 	}
@@ -86,7 +85,7 @@ func (w *agentWorker) stop(ctx context.Context, job *river.Job[jobs.AgentArgs], 
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	return w.settleAgent(ctx, job, g.Ref(), ActAgentStop, occ.OutcomeSuccess, "AGENT_STOPPED")
+	return w.settleAgent(ctx, job, g.Ref(), ActAgentStop, occ.OutcomeSuccess, occ.ReasonAgentStopped)
 }
 
 // teardown retires everything the driver runs for the Agent, removes its
@@ -109,20 +108,20 @@ func (w *agentWorker) teardown(ctx context.Context, job *river.Job[jobs.AgentArg
 		return err
 	}
 	td.Attempts = job.Attempt
-	g := app.DecodeAgent(row)
+	g := store.DecodeAgent(row)
 	d, err := w.authz.Decide(ctx, occ.Caller{PrincipalID: td.ActorID, Method: occ.AuthWorker}, occ.P(occ.KindAgent, occ.ActionDelete), g.Ref())
 	if err != nil {
 		return err
 	}
 	if !d.Allowed {
-		return w.failTeardown(ctx, td, ActAgentDelete, CodeDenied)
+		return w.failTeardown(ctx, td, ActAgentDelete, occ.ReasonAuthorizationDenied)
 	}
 	if err := rd.DeleteAgent(ctx, ref); err != nil {
 		if code := compute.PermanentCode(err); code != "" {
 			return w.failTeardown(ctx, td, ActAgentDelete, code)
 		}
 		if job.Attempt >= job.MaxAttempts {
-			return w.failTeardown(ctx, td, ActAgentDelete, CodeExhausted)
+			return w.failTeardown(ctx, td, ActAgentDelete, occ.ReasonExhausted)
 		}
 		return err
 	}
@@ -135,7 +134,7 @@ func (w *agentWorker) teardown(ctx context.Context, job *river.Job[jobs.AgentArg
 			return err
 		}
 		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: ActAgentDelete, Outcome: occ.OutcomeSuccess,
-			ActorID: td.ActorID, Resource: g.Ref(), ReasonCode: "AGENT_DELETED",
+			ActorID: td.ActorID, Resource: g.Ref(), ReasonCode: occ.ReasonAgentDeleted,
 			Details: map[string]any{"attemptCount": job.Attempt, "servicePrincipalId": g.ServicePrincipalID, "removedPolicyIds": removed}})
 	})
 }
@@ -170,7 +169,7 @@ func (w *agentWorker) resume(ctx context.Context, job *river.Job[jobs.AgentArgs]
 	if err != nil {
 		return err
 	}
-	g := app.DecodeAgent(row)
+	g := store.DecodeAgent(row)
 	if g.Status != occ.AgentActive || g.DesiredState != occ.DesiredRunning || g.ActiveRevisionID == "" {
 		return nil
 	}
@@ -178,7 +177,7 @@ func (w *agentWorker) resume(ctx context.Context, job *river.Job[jobs.AgentArgs]
 	if err != nil {
 		return err
 	}
-	rev := app.DecodeRevision(rrow)
+	rev := store.DecodeRevision(rrow)
 	if rev.Snapshot == nil {
 		return river.JobCancel(errors.New("active revision unreadable"))
 	}

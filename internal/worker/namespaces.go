@@ -14,20 +14,10 @@ import (
 	"github.com/openclaw/occ/internal/store"
 )
 
-// Audit actions and reason codes of Namespace reconciliation.
+// Audit actions of Namespace reconciliation.
 const (
 	ActNamespaceEnsure = "namespaces.lifecycle.ensure"
 	ActNamespaceDelete = "namespaces.lifecycle.delete"
-
-	CodeReconciled       = "NAMESPACE_RECONCILED"
-	CodeDeleted          = "NAMESPACE_DELETED"
-	CodeSuperseded       = "SUPERSEDED_TARGET"
-	CodeDenied           = "AUTHORIZATION_DENIED"
-	CodeActorRevoked     = "ACTOR_REVOKED"
-	CodeDeadline         = "CONVERGENCE_DEADLINE_EXCEEDED"
-	CodeExhausted        = "MAX_ATTEMPTS_EXHAUSTED"
-	CodeDependency       = "DEPENDENCY_UNAVAILABLE"
-	CodeNamespacePending = "NAMESPACE_INCOMPLETE"
 )
 
 type namespaceWorker struct {
@@ -70,10 +60,10 @@ func (w *namespaceWorker) ensure(ctx context.Context, job *river.Job[jobs.Namesp
 		return err
 	}
 	if !d.Allowed {
-		return w.settleNamespace(ctx, job, ns, occ.NamespaceFailed, CodeDenied, d.Reason)
+		return w.settleNamespace(ctx, job, ns, occ.NamespaceFailed, occ.ReasonAuthorizationDenied, d.Reason)
 	}
 	if w.now().After(ns.CreatedAt.Add(w.opts.ConvergenceTimeout)) {
-		return w.settleNamespace(ctx, job, ns, occ.NamespaceFailed, CodeDeadline, "")
+		return w.settleNamespace(ctx, job, ns, occ.NamespaceFailed, occ.ReasonDeadline, "")
 	}
 	obs, err := w.driver.EnsureNamespace(ctx, compute.NamespaceRef{ID: ns.ID, Name: ns.Name})
 	if err != nil {
@@ -81,14 +71,14 @@ func (w *namespaceWorker) ensure(ctx context.Context, job *river.Job[jobs.Namesp
 			return w.settleNamespace(ctx, job, ns, occ.NamespaceFailed, code, "")
 		}
 		if job.Attempt >= job.MaxAttempts {
-			return w.settleNamespace(ctx, job, ns, occ.NamespaceFailed, CodeExhausted, "")
+			return w.settleNamespace(ctx, job, ns, occ.NamespaceFailed, occ.ReasonExhausted, "")
 		}
 		return w.retry(ctx, job, occ.ResourceRef{Kind: occ.KindNamespace, ID: ns.ID, NamespaceID: ns.ID}, err)
 	}
 	if !obs.Done {
 		return river.JobSnooze(Delay(job.Attempt + 1))
 	}
-	return w.settleNamespace(ctx, job, ns, occ.NamespaceReady, CodeReconciled, "")
+	return w.settleNamespace(ctx, job, ns, occ.NamespaceReady, occ.ReasonNamespaceReconciled, "")
 }
 
 // settleNamespace moves a still-provisioning Namespace to ready or failed,
@@ -148,7 +138,7 @@ func (w *namespaceWorker) teardown(ctx context.Context, job *river.Job[jobs.Name
 		return err
 	}
 	if !d.Allowed {
-		return w.failTeardown(ctx, td, ActNamespaceDelete, CodeDenied)
+		return w.failTeardown(ctx, td, ActNamespaceDelete, occ.ReasonAuthorizationDenied)
 	}
 	obs, err := w.driver.DeleteNamespace(ctx, compute.NamespaceRef{ID: ns.ID, Name: ns.Name})
 	if err != nil {
@@ -156,7 +146,7 @@ func (w *namespaceWorker) teardown(ctx context.Context, job *river.Job[jobs.Name
 			return w.failTeardown(ctx, td, ActNamespaceDelete, code)
 		}
 		if job.Attempt >= job.MaxAttempts {
-			return w.failTeardown(ctx, td, ActNamespaceDelete, CodeExhausted)
+			return w.failTeardown(ctx, td, ActNamespaceDelete, occ.ReasonExhausted)
 		}
 		return w.retry(ctx, job, ns.Ref(), err)
 	}
@@ -182,7 +172,7 @@ func (w *namespaceWorker) teardown(ctx context.Context, job *river.Job[jobs.Name
 			return err
 		}
 		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: ActNamespaceDelete, Outcome: occ.OutcomeSuccess,
-			ActorID: td.ActorID, Resource: ns.Ref(), ReasonCode: CodeDeleted,
+			ActorID: td.ActorID, Resource: ns.Ref(), ReasonCode: occ.ReasonNamespaceDeleted,
 			Details: map[string]any{"attemptCount": job.Attempt, "removedBindingCount": policy["bindings"],
 				"removedRestrictionCount": policy["restrictions"], "removedRoleCount": policy["roles"],
 				"removedServicePrincipalIds": principals}})
@@ -213,7 +203,7 @@ func (w *namespaceWorker) retry(ctx context.Context, job *river.Job[jobs.Namespa
 	w.log.Warn("namespace reconcile failed; will retry", "namespace", res.ID, "target", job.Args.Target,
 		"attempt", job.Attempt, "error", cause)
 	err := audit.Append(ctx, w.st, occ.AuditEvent{Kind: occ.AuditReconcile, Action: "namespaces.lifecycle." + job.Args.Target,
-		Outcome: occ.OutcomeFailure, ActorID: job.Args.ActorID, Resource: res, ReasonCode: CodeDependency,
+		Outcome: occ.OutcomeFailure, ActorID: job.Args.ActorID, Resource: res, ReasonCode: occ.ReasonDependencyUnavailable,
 		Details: map[string]any{"attemptCount": job.Attempt}})
 	if err != nil {
 		return fmt.Errorf("%w (and audit failed: %v)", cause, err)

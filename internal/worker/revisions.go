@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 
-	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/jobs"
@@ -54,10 +52,10 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 	if err != nil {
 		return err
 	}
-	if dep.Status == app.DeploymentSucceeded || dep.Status == app.DeploymentFailed {
+	if occ.DeploymentTerminal(dep.Status) {
 		return nil // terminal results are never rewritten
 	}
-	p := &pass{job: job, dep: dep}
+	p := &pass{job: job, dep: dep, rd: w.driver}
 	if code, err := w.load(ctx, p); err != nil || code != "" {
 		if err != nil {
 			return err
@@ -65,7 +63,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		return w.fail(ctx, p, code, nil)
 	}
 	if code := w.preconditions(ctx, p); code != "" {
-		if code == occ.DeployStopped && p.rd != nil {
+		if code == occ.DeployStopped {
 			_ = p.rd.RetireRevision(ctx, p.ref())
 		}
 		return w.fail(ctx, p, code, nil)
@@ -80,13 +78,10 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		}
 		return w.fail(ctx, p, occ.DeployConvergenceDeadline, data)
 	}
-	if code, err := w.reauthorize(ctx, p); err != nil || code != "" {
+	if code, err := w.reauthorize(ctx, a.ActorID, p.ag, p.rev); err != nil || code != "" {
 		if err != nil {
 			return err
 		}
-		return w.fail(ctx, p, code, nil)
-	}
-	if code := w.pluginCheck(p); code != "" {
 		return w.fail(ctx, p, code, nil)
 	}
 	spec, code, err := w.buildSpec(ctx, p.ag, p.rev, p.ref())
@@ -107,7 +102,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		return w.fail(ctx, p, code, data)
 	}
 	if !ready.Ready {
-		return w.pending(ctx, p, occ.AttemptIncomplete, ready.RuntimeFailure)
+		return w.pending(ctx, p, occ.AttemptOfPending(ready.PendingReason), ready.RuntimeFailure)
 	}
 	return w.publish(ctx, p, ready.Warnings)
 }
@@ -115,179 +110,6 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 func (p *pass) ref() compute.RevisionRef {
 	return compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: p.job.Args.NamespaceID, AgentID: p.job.Args.AgentID},
 		RevisionID: p.job.Args.RevisionID}
-}
-
-// load reads the Agent and revision; a missing owner is permanent.
-func (w *revisionWorker) load(ctx context.Context, p *pass) (string, error) {
-	a := p.job.Args
-	arow, err := w.st.GetAgent(ctx, a.NamespaceID, a.AgentID)
-	if errors.Is(err, store.ErrNotFound) {
-		return occ.DeployInvalidOwner, nil
-	}
-	if err != nil {
-		return "", err
-	}
-	rrow, err := w.st.GetRevision(ctx, a.NamespaceID, a.AgentID, a.RevisionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return occ.DeployInvalidOwner, nil
-	}
-	if err != nil {
-		return "", err
-	}
-	p.ag, p.rev = app.DecodeAgent(arow), app.DecodeRevision(rrow)
-	if p.rev.Snapshot == nil || p.rev.Snapshot.ServicePrincipalID != p.ag.ServicePrincipalID {
-		return "INVALID_ADMITTED_REVISION", nil
-	}
-	p.rd = w.driver
-	return "", nil
-}
-
-// preconditions: the Namespace is ready; the Agent still wants to run and
-// no newer revision replaced this one.
-func (w *revisionWorker) preconditions(ctx context.Context, p *pass) string {
-	ns, err := w.st.GetNamespace(ctx, p.ag.NamespaceID)
-	if err != nil || ns.Status != occ.NamespaceReady {
-		return occ.DeployNamespaceNotReady
-	}
-	if p.ag.Status == occ.AgentDeleting || p.ag.DesiredState != occ.DesiredRunning {
-		return occ.DeployStopped
-	}
-	if newer, err := w.st.NewerRevisionExists(ctx, p.ag.ID, p.rev.Number); err == nil && newer {
-		return occ.DeploySuperseded
-	}
-	return ""
-}
-
-// reauthorize checks, before any effect, that the original actor may still
-// deploy the Agent and read its Configuration, and that the actor and the
-// Agent's service principal may still operate every bound Secret.
-func (w *revisionWorker) reauthorize(ctx context.Context, p *pass) (string, error) {
-	actor := occ.Caller{PrincipalID: p.job.Args.ActorID, Method: occ.AuthWorker}
-	if _, err := w.st.GetPrincipal(ctx, actor.PrincipalID); errors.Is(err, store.ErrNotFound) {
-		return occ.DeployActorRevoked, nil
-	}
-	ns := p.ag.NamespaceID
-	checks := []struct {
-		who  occ.Caller
-		perm occ.Permission
-		res  occ.ResourceRef
-	}{
-		{actor, occ.P(occ.KindAgent, occ.ActionDeploy), occ.ResourceRef{Kind: occ.KindAgent, ID: p.ag.ID, NamespaceID: ns}},
-		{actor, occ.P(occ.KindConfiguration, occ.ActionRead), occ.ResourceRef{Kind: occ.KindConfiguration, ID: p.rev.Snapshot.Configuration.ID, NamespaceID: ns}},
-	}
-	sp := occ.Caller{PrincipalID: p.ag.ServicePrincipalID, Method: occ.AuthWorker}
-	for _, sid := range revisionSecrets(p.rev.Snapshot) {
-		ref := occ.ResourceRef{Kind: occ.KindSecret, ID: sid, NamespaceID: ns}
-		checks = append(checks, struct {
-			who  occ.Caller
-			perm occ.Permission
-			res  occ.ResourceRef
-		}{actor, occ.P(occ.KindSecret, occ.ActionOperate), ref}, struct {
-			who  occ.Caller
-			perm occ.Permission
-			res  occ.ResourceRef
-		}{sp, occ.P(occ.KindSecret, occ.ActionOperate), ref})
-	}
-	for _, c := range checks {
-		d, err := w.authz.Decide(ctx, c.who, c.perm, c.res)
-		if err != nil {
-			return "", err
-		}
-		if !d.Allowed {
-			err := audit.Append(ctx, w.st, occ.AuditEvent{Kind: occ.AuditDenial, Action: "agents.deploy", Outcome: occ.OutcomeDenied,
-				ActorID: c.who.PrincipalID, Resource: c.res, ReasonCode: occ.DeployAuthorizationDenied,
-				Details: map[string]any{"permission": c.perm.String(), "decisionReason": d.Reason, "revisionId": p.rev.ID}})
-			if err != nil {
-				return "", err
-			}
-			return occ.DeployAuthorizationDenied, nil
-		}
-	}
-	return "", nil
-}
-
-func revisionSecrets(s *occ.RevisionSnapshot) []string {
-	var ids []string
-	for _, b := range s.SecretBindings {
-		ids = append(ids, b.Source.ID)
-	}
-	if s.HarnessAuth != nil && s.HarnessAuth.Source != nil {
-		ids = append(ids, s.HarnessAuth.Source.ID)
-	}
-	return ids
-}
-
-// buildSpec resolves what the driver needs to run a revision; secret
-// values live only in memory.
-func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, ref compute.RevisionRef) (compute.RevisionSpec, string, error) {
-	s := rev.Snapshot
-	spec := compute.RevisionSpec{RevisionRef: ref, Number: rev.Number, ServicePrincipalID: s.ServicePrincipalID,
-		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{},
-		NativeAdminOrigin: w.app().NativeAdminGatewayOrigin(ag.NamespaceID, ag.ID)}
-	// Staged initial files first: they must have been prepared for this
-	// runtime's workspace defaults (checked before any Secret is read).
-	files, defaultsID, err := w.st.StagedWorkspaceFiles(ctx, ag.ID)
-	switch {
-	case err == nil && defaultsID != "" && w.opts.WorkspaceDefaultsID != "" && defaultsID != w.opts.WorkspaceDefaultsID:
-		return spec, occ.DeployWorkspaceSetupFailed, nil
-	case err == nil:
-		if json.Unmarshal([]byte(files), &spec.InitialFiles) != nil {
-			spec.InitialFiles = nil
-		}
-	case !errors.Is(err, store.ErrNotFound):
-		return spec, "", err
-	}
-	for id := range s.Plugins {
-		spec.Plugins = append(spec.Plugins, id)
-	}
-	for name, b := range s.SecretBindings {
-		v, err := w.app().ResolveSecret(ctx, ag.NamespaceID, b.Source.ID)
-		if err != nil {
-			return spec, occ.DeploySecretUnavailable, nil
-		}
-		spec.Env[name] = string(v)
-		clear(v)
-	}
-	if h := s.HarnessAuth; h != nil && h.Source != nil {
-		v, err := w.app().ResolveSecret(ctx, ag.NamespaceID, h.Source.ID)
-		if err != nil {
-			return spec, occ.DeploySecretUnavailable, nil
-		}
-		spec.Env[modelKeyEnv(s.Configuration.Document)] = string(v)
-		clear(v)
-	}
-	return spec, "", nil
-}
-
-// modelKeyEnv picks the provider variable an api_key binding fills, from
-// the document's default model ("anthropic/…" → ANTHROPIC_API_KEY,
-// anything else → OPENAI_API_KEY).
-func modelKeyEnv(doc map[string]any) string {
-	model, _ := dig(doc, "agents", "defaults", "model").(string)
-	if m, ok := dig(doc, "agents", "defaults", "model").(map[string]any); ok {
-		model, _ = m["primary"].(string)
-	}
-	if strings.HasPrefix(model, "anthropic/") {
-		return "ANTHROPIC_API_KEY"
-	}
-	return "OPENAI_API_KEY"
-}
-
-func dig(v any, path ...string) any {
-	for _, k := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
-}
-
-func clearEnv(env map[string]string) {
-	for k := range env {
-		delete(env, k)
-	}
 }
 
 // quickReady is how long a pass keeps asking a just-started gateway for
@@ -314,7 +136,7 @@ func (w *revisionWorker) prepare(ctx context.Context, rd compute.Driver, spec co
 
 // markRunning shows the deployment as running while this pass works.
 func (w *revisionWorker) markRunning(ctx context.Context, p *pass) {
-	p.dep.Status, p.dep.NextAttemptAt, p.dep.Attempts, p.dep.UpdatedAt = app.DeploymentRunning, 0, p.job.Attempt, occ.Millis(w.now())
+	p.dep.Status, p.dep.NextAttemptAt, p.dep.Attempts, p.dep.UpdatedAt = occ.DeploymentRunning, 0, p.job.Attempt, occ.Millis(w.now())
 	if err := w.st.UpdateDeployment(ctx, p.dep); err != nil {
 		w.log.Warn("mark deployment running", "revision", p.rev.ID, "error", err)
 	}
@@ -339,7 +161,7 @@ func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string
 	if changed || p.dep.LastAttemptAt == 0 {
 		p.dep.LastAttemptAt = occ.Millis(now)
 	}
-	p.dep.LastAttemptCode, p.dep.Status, p.dep.NextAttemptAt, p.dep.UpdatedAt = code, app.DeploymentQueued, occ.Millis(now.Add(next)), occ.Millis(now)
+	p.dep.LastAttemptCode, p.dep.Status, p.dep.NextAttemptAt, p.dep.UpdatedAt = code, occ.DeploymentQueued, occ.Millis(now.Add(next)), occ.Millis(now)
 	if rf != nil {
 		b, _ := json.Marshal(runtimeFailureData(rf, false))
 		p.dep.RuntimeFailure = string(b)
@@ -375,7 +197,7 @@ func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) er
 // fail settles the deployment as failed with a fixed code (terminal).
 func (w *revisionWorker) fail(ctx context.Context, p *pass, code string, data map[string]any) error {
 	now := w.now()
-	p.dep.Status, p.dep.ErrorCode, p.dep.FinishedAt, p.dep.UpdatedAt, p.dep.NextAttemptAt = app.DeploymentFailed, code, occ.Millis(now), occ.Millis(now), 0
+	p.dep.Status, p.dep.ErrorCode, p.dep.FinishedAt, p.dep.UpdatedAt, p.dep.NextAttemptAt = occ.DeploymentFailed, code, occ.Millis(now), occ.Millis(now), 0
 	if data != nil {
 		b, _ := json.Marshal(data)
 		p.dep.ErrorData = string(b)
@@ -419,7 +241,7 @@ func (w *revisionWorker) publish(ctx context.Context, p *pass, warnings []comput
 		if err != nil {
 			return err
 		}
-		cur := app.DecodeAgent(row)
+		cur := store.DecodeAgent(row)
 		if cur.Status == occ.AgentDeleting || cur.DesiredState != occ.DesiredRunning {
 			stopped = true
 			return nil
@@ -459,16 +281,16 @@ var errActiveMoved = errors.New("active revision changed")
 // complete settles a published revision as succeeded, drops staged files,
 // and audits the activation.
 func (w *revisionWorker) complete(ctx context.Context, p *pass, prev string, warnings []compute.Warning) error {
-	ws := make([]app.Warning, 0, len(warnings))
+	ws := make([]occ.DeploymentWarning, 0, len(warnings))
 	admitted := p.rev.Snapshot.Plugins
 	for _, x := range warnings {
-		if _, ok := admitted[x.PluginID]; ok && (x.Code == "PLUGIN_INSTALL_FAILED" || x.Code == "PLUGIN_AUTH_REQUIRED") {
-			ws = append(ws, app.Warning{Code: x.Code, PluginID: x.PluginID})
+		if _, ok := admitted[x.PluginID]; ok && occ.DeploymentWarningCode(x.Code) {
+			ws = append(ws, occ.DeploymentWarning{Code: x.Code, PluginID: x.PluginID})
 		}
 	}
 	b, _ := json.Marshal(ws)
 	now := w.now()
-	p.dep.Status, p.dep.Warnings, p.dep.FinishedAt, p.dep.UpdatedAt, p.dep.NextAttemptAt = app.DeploymentSucceeded, string(b), occ.Millis(now), occ.Millis(now), 0
+	p.dep.Status, p.dep.Warnings, p.dep.FinishedAt, p.dep.UpdatedAt, p.dep.NextAttemptAt = occ.DeploymentSucceeded, string(b), occ.Millis(now), occ.Millis(now), 0
 	return w.st.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateDeployment(ctx, p.dep); errors.Is(err, store.ErrStale) {
 			return nil
@@ -479,7 +301,7 @@ func (w *revisionWorker) complete(ctx context.Context, p *pass, prev string, war
 			return err
 		}
 		return audit.Append(ctx, tx, occ.AuditEvent{Kind: occ.AuditReconcile, Action: ActRevisionActivate, Outcome: occ.OutcomeSuccess,
-			ActorID: p.job.Args.ActorID, Resource: p.rev.Ref(), ReasonCode: "REVISION_ACTIVATED",
+			ActorID: p.job.Args.ActorID, Resource: p.rev.Ref(), ReasonCode: occ.ReasonRevisionActivated,
 			Details: map[string]any{"agentId": p.ag.ID, "previousRevisionId": prev, "attemptCount": p.job.Attempt, "warningCount": len(ws)}})
 	})
 }

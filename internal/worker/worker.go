@@ -14,7 +14,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
@@ -27,9 +26,17 @@ type Options struct {
 	PollInterval       time.Duration
 	ConvergenceTimeout time.Duration
 	Concurrency        int
-	JobTimeout         time.Duration   // one pass, and a dead worker's claim lifetime; default 2 min
-	RescueAfter        time.Duration   // a running job older than this is rescued; default JobTimeout + 1 min
-	App                func() *app.App // the use cases (resolving Secrets), ready before jobs run
+	JobTimeout         time.Duration // one pass, and a dead worker's claim lifetime; default 2 min
+	RescueAfter        time.Duration // a running job older than this is rescued; default JobTimeout + 1 min
+	// Secrets reads a bound Secret's value for a revision about to start;
+	// nil: no Secret can be delivered (SECRET_BINDING_UNAVAILABLE).
+	Secrets SecretResolver
+	// NativeAdminOrigin is the browser origin of an Agent's native admin
+	// UI, "" when the installation has it off; nil: always off.
+	NativeAdminOrigin func(namespaceID, agentID string) string
+	// Backends maps every installation-configured Backend ID to its type:
+	// a revision naming another one fails (BACKEND_UNAVAILABLE).
+	Backends map[string]string
 	// PluginCatalog holds every plugin ID the installation's plugin
 	// catalogs list: the only plugins a revision may start with.
 	PluginCatalog map[string]bool
@@ -40,9 +47,14 @@ type Options struct {
 	Logger              *slog.Logger
 }
 
+// SecretResolver reads the value of a Namespace's Secret; the caller
+// clears it after use.
+type SecretResolver interface {
+	ResolveSecret(ctx context.Context, namespaceID, secretID string) ([]byte, error)
+}
+
 // deps is what every job worker needs.
 type deps struct {
-	appFn  func() *app.App
 	st     *store.Store
 	authz  *iam.Authorizer
 	driver compute.Driver
@@ -73,7 +85,7 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 		PollOnly:    st.Dialect() == store.SQLite,
 	}
 	if driver != nil {
-		d := &deps{appFn: opts.App, st: st, authz: iam.NewAuthorizer(st), driver: driver, opts: opts, log: opts.Logger, now: time.Now}
+		d := &deps{st: st, authz: iam.NewAuthorizer(st), driver: driver, opts: opts, log: opts.Logger, now: time.Now}
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &namespaceWorker{deps: d})
 		river.AddWorker(workers, &revisionWorker{deps: d})
@@ -134,6 +146,3 @@ type levelFloor struct {
 func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= h.min && h.Handler.Enabled(ctx, l)
 }
-
-// app returns the use cases; the server sets them before starting jobs.
-func (d *deps) app() *app.App { return d.appFn() }

@@ -239,18 +239,24 @@ func (e DiagnosticCheckStatus) Valid() bool {
 
 // Defines values for ErrorDetailCode.
 const (
-	INVALIDFORMAT ErrorDetailCode = "INVALID_FORMAT"
-	INVALIDTYPE   ErrorDetailCode = "INVALID_TYPE"
-	INVALIDVALUE  ErrorDetailCode = "INVALID_VALUE"
-	REQUIRED      ErrorDetailCode = "REQUIRED"
-	TOODEEP       ErrorDetailCode = "TOO_DEEP"
-	TOOLONG       ErrorDetailCode = "TOO_LONG"
-	UNKNOWNFIELD  ErrorDetailCode = "UNKNOWN_FIELD"
+	EXECUTIONMODEUNSUPPORTED ErrorDetailCode = "EXECUTION_MODE_UNSUPPORTED"
+	HARNESSAUTHUNSUPPORTED   ErrorDetailCode = "HARNESS_AUTH_UNSUPPORTED"
+	INVALIDFORMAT            ErrorDetailCode = "INVALID_FORMAT"
+	INVALIDTYPE              ErrorDetailCode = "INVALID_TYPE"
+	INVALIDVALUE             ErrorDetailCode = "INVALID_VALUE"
+	REQUIRED                 ErrorDetailCode = "REQUIRED"
+	TOODEEP                  ErrorDetailCode = "TOO_DEEP"
+	TOOLONG                  ErrorDetailCode = "TOO_LONG"
+	UNKNOWNFIELD             ErrorDetailCode = "UNKNOWN_FIELD"
 )
 
 // Valid indicates whether the value is a known member of the ErrorDetailCode enum.
 func (e ErrorDetailCode) Valid() bool {
 	switch e {
+	case EXECUTIONMODEUNSUPPORTED:
+		return true
+	case HARNESSAUTHUNSUPPORTED:
+		return true
 	case INVALIDFORMAT:
 		return true
 	case INVALIDTYPE:
@@ -1016,7 +1022,7 @@ type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
 	DeploymentId string `json:"deploymentId"`
 
-	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
+	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
 	Error nullable.Nullable[struct {
 		Code    string                  `json:"code"`
 		Data    *map[string]interface{} `json:"data,omitempty"`
@@ -1025,9 +1031,11 @@ type DeploymentStatus struct {
 	NamespaceId NamespaceId `json:"namespaceId"`
 	Progress    nullable.Nullable[struct {
 		LastAttempt nullable.Nullable[struct {
-			At      Timestamp `json:"at"`
-			Code    string    `json:"code"`
-			Message string    `json:"message"`
+			At Timestamp `json:"at"`
+
+			// Code REVISION_INCOMPLETE (not ready yet), AGENT_GATEWAY_UNAVAILABLE (the gateway reports itself unready), REVISION_UNSCHEDULABLE (the driver cannot place the workload yet), WORKSPACE_NODE_PENDING, DEPENDENCY_UNAVAILABLE, ACTIVE_REVISION_CHANGED, LEASE_EXPIRED, or RECONCILIATION_PENDING for anything else; each with its fixed message.
+			Code    string `json:"code"`
+			Message string `json:"message"`
 		}] `json:"lastAttempt"`
 		NextAttemptAt nullable.Nullable[Timestamp] `json:"nextAttemptAt"`
 	}] `json:"progress"`
@@ -1081,11 +1089,12 @@ type ErrorBody struct {
 
 // ErrorDetail defines model for ErrorDetail.
 type ErrorDetail struct {
+	// Code What is wrong at path. EXECUTION_MODE_UNSUPPORTED and HARNESS_AUTH_UNSUPPORTED refuse a deploy whose executionMode or harnessAuth method the installation's compute driver cannot run (the same codes a deployment admitted earlier fails with).
 	Code ErrorDetailCode `json:"code"`
 	Path string          `json:"path"`
 }
 
-// ErrorDetailCode defines model for ErrorDetail.Code.
+// ErrorDetailCode What is wrong at path. EXECUTION_MODE_UNSUPPORTED and HARNESS_AUTH_UNSUPPORTED refuse a deploy whose executionMode or harnessAuth method the installation's compute driver cannot run (the same codes a deployment admitted earlier fails with).
 type ErrorDetailCode string
 
 // ExecutionMode defines model for ExecutionMode.
