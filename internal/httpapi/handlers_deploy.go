@@ -39,13 +39,13 @@ func (h *handlers) DeleteAgent(ctx context.Context, r gen.DeleteAgentRequestObje
 // deploymentBody is the wire form of a deployment status: error, progress,
 // lastAttempt and nextAttemptAt are explicit nulls when absent.
 type deploymentBody struct {
-	DeploymentID string              `json:"deploymentId"`
-	NamespaceID  string              `json:"namespaceId"`
-	AgentID      string              `json:"agentId"`
-	Status       string              `json:"status"`
-	Error        *deploymentError    `json:"error"`
-	Warnings     []occ.DeploymentWarning       `json:"warnings"`
-	Progress     *deploymentProgress `json:"progress"`
+	DeploymentID string                  `json:"deploymentId"`
+	NamespaceID  string                  `json:"namespaceId"`
+	AgentID      string                  `json:"agentId"`
+	Status       string                  `json:"status"`
+	Error        *deploymentError        `json:"error"`
+	Warnings     []occ.DeploymentWarning `json:"warnings"`
+	Progress     *deploymentProgress     `json:"progress"`
 }
 
 type deploymentError struct {

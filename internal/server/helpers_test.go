@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
 )

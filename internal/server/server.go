@@ -110,7 +110,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger,
 		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), Secrets: appSecrets{m},
 		NativeAdminOrigin: func(nsID, agentID string) string { return m.app.NativeAdminGatewayOrigin(nsID, agentID) },
-		Backends: backendTypes(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
+		Backends:          backendTypes(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
 	working := cfg.Role != "api"
 	caps, worked := driver.Capabilities(), driver
 	if !working {
