@@ -44,7 +44,16 @@ const (
 	DetailTooLong      = "TOO_LONG"
 	DetailTooDeep      = "TOO_DEEP"
 	DetailInvalidValue = "INVALID_VALUE"
+	// DetailExecutionModeUnsupported and DetailHarnessAuthUnsupported
+	// refuse a deploy the installation's compute driver cannot run (the
+	// codes of ComputeCapabilities.Refusal).
+	DetailExecutionModeUnsupported = DeployExecutionModeUnsupported
+	DetailHarnessAuthUnsupported   = DeployHarnessAuthUnsupported
 )
+
+// DetailCodes is the closed set of detail codes.
+var DetailCodes = []string{DetailRequired, DetailUnknownField, DetailInvalidType, DetailInvalidFmt, DetailTooLong, DetailTooDeep,
+	DetailInvalidValue, DetailExecutionModeUnsupported, DetailHarnessAuthUnsupported}
 
 // MaxDetails is the most validation details one error carries.
 const MaxDetails = 32

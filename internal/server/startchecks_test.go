@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -131,4 +133,40 @@ func TestDeployWorkspaceDefaultsCheck(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestLocalDriverRefusesDedicated: the local driver runs embedded OpenClaw
+// only, so deploying a dedicated Agent (the seed's first example) answers
+// 400 naming /executionMode with EXECUTION_MODE_UNSUPPORTED: no revision
+// is admitted and no gateway starts. The same Agent switched to embedded
+// deploys.
+func TestLocalDriverRefusesDedicated(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("dedicated")}}
+	d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
+	d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+	r := d.create(e.admin, map[string]any{"name": "ticket-triage", "executionMode": "dedicated",
+		"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": d.secret}}})
+	if r.Status != 201 {
+		t.Fatalf("create = %d %v", r.Status, r.Body)
+	}
+	agent := r.data()["id"].(string)
+	d.grantSecrets(t, "triage", r.data()["servicePrincipalId"].(string))
+	refused := e.call("POST", d.path("/agents/"+agent+"/deploy"), e.admin, nil)
+	if path, code := refused.detail(); refused.Status != 400 || refused.code() != "INVALID_REQUEST" ||
+		path != "/executionMode" || code != "EXECUTION_MODE_UNSUPPORTED" {
+		t.Fatalf("deploy of a dedicated Agent = %d %v", refused.Status, toJSON(refused.Body))
+	}
+	if revs := e.call("GET", d.path("/agents/"+agent+"/revisions"), e.admin, nil); len(revs.list()) != 0 {
+		t.Fatalf("revisions after the refusal = %v", toJSON(revs.Body))
+	}
+	if _, err := os.Stat(filepath.Join(e.m.Config.DataDir, "compute", "namespaces", d.ns, "agents", agent)); !os.IsNotExist(err) {
+		t.Fatalf("the local driver made a directory for the refused Agent: %v", err)
+	}
+	if r := e.call("PATCH", d.path("/agents/"+agent), e.admin, map[string]any{"configurationId": d.cfg, "executionMode": "embedded"}); r.Status != 200 {
+		t.Fatalf("PATCH executionMode = %d %v", r.Status, r.Body)
+	}
+	if st := d.waitDeployment(t, agent, d.deploy(t, agent)); st["status"] != "succeeded" {
+		t.Fatalf("embedded deployment = %v", toJSON(st))
+	}
 }

@@ -31,10 +31,13 @@ import (
 // against the document.
 const EnvelopeExtension = "x-occ-envelope"
 
-var detailCodes = map[string]bool{
-	occ.DetailRequired: true, occ.DetailUnknownField: true, occ.DetailInvalidType: true,
-	occ.DetailInvalidFmt: true, occ.DetailTooLong: true, occ.DetailTooDeep: true, occ.DetailInvalidValue: true,
-}
+var detailCodes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range occ.DetailCodes {
+		m[c] = true
+	}
+	return m
+}()
 
 // ValidateResponse checks one recorded exchange against the spec with
 // openapi3filter.ValidateResponse: the status must be documented (a status
