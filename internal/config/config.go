@@ -15,6 +15,8 @@ package config
 import (
 	"strings"
 	"time"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // Config is the whole installation configuration. Load fills it from its
@@ -257,9 +259,21 @@ const (
 	defaultListen          = "127.0.0.1:8080"
 	defaultRole            = "all"
 	defaultComputeDriver   = "local"
-	defaultOpenClawVersion = "2026.9.6"
-	defaultNodeVersion     = "24"
+	defaultOpenClawVersion = occ.PinnedOpenClawVersion
+	defaultNodeVersion     = occ.PinnedNodeMajor
 )
+
+// DefaultServiceKeyTTL is the lifetime of a service key created without
+// expiresIn (no setting changes it).
+const DefaultServiceKeyTTL = 30 * 24 * time.Hour
+
+// DefaultRescueMargin is how much longer than worker.jobTimeout a running
+// job waits before River rescues it, when worker.rescueAfter is 0.
+const DefaultRescueMargin = time.Minute
+
+// Defaults returns the built-in defaults, the one place every default
+// lives: packages that take options fill an unset one from here.
+func Defaults() *Config { return defaults() }
 
 // defaults returns the configuration before any source is applied. The values
 // derived from other settings (PublicOrigin, DatabaseURL, RuntimeDir,

@@ -11,10 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // Version is the pinned OpenClaw release occ runs.
-const Version = "2026.9.6"
+const Version = occ.PinnedOpenClawVersion
 
 // ConfigFileName is the name occ gives the rendered configuration file.
 const ConfigFileName = "openclaw.json"

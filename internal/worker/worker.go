@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/store"
@@ -26,7 +27,7 @@ type Options struct {
 	PollInterval       time.Duration
 	ConvergenceTimeout time.Duration
 	Concurrency        int
-	JobTimeout         time.Duration // one pass, and a dead worker's claim lifetime; default 2 min
+	JobTimeout         time.Duration // one pass, and a dead worker's claim lifetime; default config's worker.jobTimeout
 	RescueAfter        time.Duration // a running job older than this is rescued; default JobTimeout + 1 min
 	// Secrets reads a bound Secret's value for a revision about to start;
 	// nil: no Secret can be delivered (SECRET_BINDING_UNAVAILABLE).
@@ -69,14 +70,15 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	def := config.Defaults().Worker
 	if opts.JobTimeout <= 0 {
-		opts.JobTimeout = 2 * time.Minute
+		opts.JobTimeout = def.JobTimeout.D()
 	}
 	if opts.RescueAfter <= opts.JobTimeout {
-		opts.RescueAfter = opts.JobTimeout + time.Minute
+		opts.RescueAfter = opts.JobTimeout + config.DefaultRescueMargin
 	}
 	if opts.PollInterval <= 0 {
-		opts.PollInterval = 100 * time.Millisecond
+		opts.PollInterval = def.PollInterval.D()
 	}
 	riverLog := opts.Logger.With("component", "river")
 	cfg := &river.Config{

@@ -25,11 +25,13 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // Protocol facts the fake imitates.
 const (
-	DefaultVersion   = "2026.9.6"
+	DefaultVersion   = occ.PinnedOpenClawVersion
 	DefaultProtocol  = 4
 	maxPayload       = 25 << 20 // policy.maxPayload (26214400)
 	maxBufferedBytes = 50 << 20
