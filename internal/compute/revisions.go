@@ -79,6 +79,15 @@ const (
 	HeldModelProbeFailed = "MODEL_PROBE_FAILED"
 )
 
+// The component and checks of a held runtime failure, the same for every
+// driver: HeldCheckModelCredential goes with HeldAuthenticationFailed,
+// HeldCheckModelProbe with HeldModelProbeTimeout and HeldModelProbeFailed.
+const (
+	HeldComponent            = "gateway"
+	HeldCheckModelCredential = "model-credential"
+	HeldCheckModelProbe      = "model-probe"
+)
+
 // Readiness is what PrepareRevision observed.
 type Readiness struct {
 	Ready bool

@@ -69,7 +69,7 @@ func check(component, name, status, code string) compute.Check {
 // revision every check is unknown (the Slack ones too while the Agent's
 // configuration is still that revision's, as after a stop).
 func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute.Diagnosis, error) {
-	if err := checkRevision(rev); err != nil {
+	if err := rev.Validate(); err != nil {
 		return compute.Diagnosis{}, err
 	}
 	checks, err := d.diagnose(ctx, rev)

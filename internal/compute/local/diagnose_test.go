@@ -7,7 +7,6 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
-	"github.com/openclaw/occ/internal/occ"
 )
 
 // diagnose runs Diagnose and checks the answer names the revision asked for.
@@ -77,8 +76,8 @@ func wantVerdicts(t *testing.T, what string, checks []compute.Check, err error, 
 }
 
 // TestDiagnoseWithoutWorkload: an Agent never prepared, and a stopped one,
-// give unknown checks (the Slack ones too while its configuration is the
-// revision's), never an error; an invalid reference is an error.
+// give exactly the local checks, unknown (the Slack ones too while its
+// configuration is the revision's), never an error.
 func TestDiagnoseWithoutWorkload(t *testing.T) {
 	d, _ := open(t, "")
 	ag := newAgent(t, d)
@@ -97,16 +96,6 @@ func TestDiagnoseWithoutWorkload(t *testing.T) {
 	}
 	checks, err = diagnose(d, spec.RevisionRef)
 	wantVerdicts(t, "stopped", checks, err, with(gatewayUnknown, slackUnknown))
-
-	bad := spec.RevisionRef
-	bad.RevisionID = "rev_nope"
-	if _, err := d.Diagnose(context.Background(), bad); err == nil {
-		t.Fatal("Diagnose of an invalid revision ID succeeded")
-	}
-	if _, err := d.Diagnose(context.Background(), compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: ag.NamespaceID, AgentID: "x"},
-		RevisionID: occ.NewID(occ.PrefixRevision)}); err == nil {
-		t.Fatal("Diagnose of an invalid Agent ID succeeded")
-	}
 }
 
 // TestDiagnoseProbes: a process that does not listen yet, one still
@@ -150,7 +139,8 @@ func TestDiagnoseProbes(t *testing.T) {
 
 // withDoc is the union of two documents.
 func withDoc(a, b map[string]any) map[string]any {
-	out := maps.Clone(a)
+	out := map[string]any{}
+	maps.Copy(out, a)
 	maps.Copy(out, b)
 	return out
 }
@@ -175,4 +165,74 @@ func TestDiagnoseSlackStates(t *testing.T) {
 	ready(t, d, half)
 	checks, err = diagnose(d, half.RevisionRef)
 	wantVerdicts(t, "no app token", checks, err, with(gatewayOK, slackUnknown, map[string]string{"slack/configuration": "failed SLACK_NOT_CONFIGURED"}))
+}
+
+func TestDiagnoseSlack(t *testing.T) {
+	d, _ := open(t, "")
+	slack := map[string]any{"channels": map[string]any{"slack": map[string]any{
+		"enabled": true, "mode": "socket", "botToken": "${SLACK_BOT_TOKEN}", "appToken": "${SLACK_APP_TOKEN}"}}}
+	env := func(mode string) map[string]string {
+		return map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1", "FAKEGATEWAY_SLACK": mode}
+	}
+	status := func(checks []compute.Check) map[string]string {
+		m := map[string]string{}
+		for _, c := range checks {
+			m[c.Component+"/"+c.Check] = c.Status + " " + c.Code
+		}
+		return m
+	}
+
+	ag := newAgent(t, d)
+	good := newSpec(ag, 1)
+	good.Document, good.Env = slack, env("ok")
+	ready(t, d, good)
+	if env := environ(t, onlyPID(t, d, ag)); env["OPENCLAW_SKIP_CHANNELS"] != "" {
+		t.Fatal("channels skipped although Slack is configured")
+	}
+	checks, err := diagnose(d, good.RevisionRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range status(checks) {
+		if v != "succeeded OK" {
+			t.Errorf("check %s = %s; want succeeded", k, v)
+		}
+	}
+	if len(checks) != 7 {
+		t.Fatalf("%d checks: %+v", len(checks), checks)
+	}
+
+	bad := newSpec(ag, 2)
+	bad.Document, bad.Env = slack, env("invalid_auth")
+	r := prepareUntil(t, d, bad, "pending on Slack", func(r compute.Readiness) bool { return r.PendingReason == local.PendingUnavailable })
+	if r.Ready || r.RuntimeFailure != nil {
+		t.Fatalf("readiness = %+v", r)
+	}
+	checks, err = diagnose(d, bad.RevisionRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := status(checks)
+	for k, v := range map[string]string{
+		"gateway/process":      "succeeded OK",
+		"gateway/healthz":      "succeeded OK",
+		"gateway/readyz":       "failed NOT_READY",
+		"slack/configuration":  "succeeded OK",
+		"slack/authentication": "failed SLACK_AUTHENTICATION_FAILED",
+		"slack/connectivity":   "failed SLACK_DISCONNECTED",
+	} {
+		if got[k] != v {
+			t.Errorf("check %s = %q; want %q", k, got[k], v)
+		}
+	}
+	// The superseded revision has no gateway: unknown.
+	checks, err = diagnose(d, good.RevisionRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if c.Status != "unknown" {
+			t.Fatalf("check of a superseded revision = %+v", c)
+		}
+	}
 }

@@ -67,22 +67,22 @@ type Driver struct {
 
 var _ compute.Driver = (*Driver)(nil)
 
-// capabilities are what the local driver runs: embedded OpenClaw with an
-// API key delivered in the gateway's environment, no plugins (it installs
-// none yet), initial workspace files, the native admin UI, and state kept
-// under the Agent's directory across stops and revisions. Dedicated Codex
-// is not run here yet: such a revision is refused, never started as an
-// embedded gateway.
-var capabilities = compute.Capabilities{
-	ExecutionModes:     []string{occ.ExecutionEmbedded},
-	HarnessAuthMethods: []string{occ.HarnessAPIKey},
-	WorkspaceSetup:     true,
-	NativeAdmin:        true,
-	PersistentState:    true,
+// Capabilities implements compute.Driver: what the local driver runs is
+// embedded OpenClaw with an API key delivered in the gateway's
+// environment, no plugins (it installs none yet), initial workspace files,
+// the native admin UI, and state kept under the Agent's directory across
+// stops and revisions. Dedicated Codex is not run here yet: such a
+// revision is refused, never started as an embedded gateway. Every call
+// returns new slices, so a caller cannot change what the driver declares.
+func (d *Driver) Capabilities() compute.Capabilities {
+	return compute.Capabilities{
+		ExecutionModes:     []string{occ.ExecutionEmbedded},
+		HarnessAuthMethods: []string{occ.HarnessAPIKey},
+		WorkspaceSetup:     true,
+		NativeAdmin:        true,
+		PersistentState:    true,
+	}
 }
-
-// Capabilities implements compute.Driver.
-func (d *Driver) Capabilities() compute.Capabilities { return capabilities }
 
 // New returns a local driver keeping its state under root (created 0700),
 // without a gateway command: it manages Namespaces only. Open configures
@@ -161,8 +161,8 @@ func (d *Driver) AgentDir(a compute.AgentRef) string {
 
 // EnsureNamespace creates the Namespace's directory.
 func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (compute.NamespaceObservation, error) {
-	if !occ.ValidID(occ.PrefixNamespace, ns.ID) {
-		return compute.NamespaceObservation{}, compute.Permanent("INVALID_NAMESPACE_ID", fmt.Errorf("bad id %q", ns.ID))
+	if err := ns.Validate(); err != nil {
+		return compute.NamespaceObservation{}, err
 	}
 	if err := os.MkdirAll(d.NamespaceDir(ns.ID), 0o700); err != nil {
 		return compute.NamespaceObservation{}, fmt.Errorf("create namespace directory: %w", err)
@@ -173,8 +173,8 @@ func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (
 // DeleteNamespace stops every gateway of the Namespace and removes its
 // directory and all it holds.
 func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (compute.NamespaceObservation, error) {
-	if !occ.ValidID(occ.PrefixNamespace, ns.ID) {
-		return compute.NamespaceObservation{}, compute.Permanent("INVALID_NAMESPACE_ID", fmt.Errorf("bad id %q", ns.ID))
+	if err := ns.Validate(); err != nil {
+		return compute.NamespaceObservation{}, err
 	}
 	entries, err := os.ReadDir(filepath.Join(d.NamespaceDir(ns.ID), "agents"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

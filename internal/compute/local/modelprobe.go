@@ -9,9 +9,6 @@ import (
 	"github.com/openclaw/occ/internal/gateway"
 )
 
-// checkModelProbe is the RuntimeFailure check of the startup model probe.
-const checkModelProbe = "model-probe"
-
 // probeDetails are the provider status buckets a failed probe's cause
 // names; any other status is "other".
 var probeDetails = map[string]bool{"format": true, "rate_limit": true, "billing": true, "unknown": true, "no_model": true}
@@ -26,17 +23,17 @@ var probeDetails = map[string]bool{"format": true, "rate_limit": true, "billing"
 func probeModel(ctx context.Context, c *gateway.Conn, provider string, timeout time.Duration) (r compute.Readiness, done bool) {
 	held := func(check, code string, cause *compute.FailureCause) (compute.Readiness, bool) {
 		return compute.Readiness{Held: true, RuntimeFailure: &compute.RuntimeFailure{
-			Component: "gateway", Check: check, CheckedAt: time.Now().UTC(), Code: code, Cause: cause}}, true
+			Component: compute.HeldComponent, Check: check, CheckedAt: time.Now().UTC(), Code: code, Cause: cause}}, true
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	p, err := c.ProbeModel(pctx, provider)
 	switch {
 	case errors.Is(err, gateway.ErrModelAuth):
-		return held("model-credential", CodeAuthenticationFailed, nil)
+		return held(compute.HeldCheckModelCredential, CodeAuthenticationFailed, nil)
 	case err != nil && ctx.Err() == nil && pctx.Err() != nil:
 		// Our budget ran out, not the caller's: the probe did not answer.
-		return held(checkModelProbe, compute.HeldModelProbeTimeout, nil)
+		return held(compute.HeldCheckModelProbe, compute.HeldModelProbeTimeout, nil)
 	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable), ctx.Err() != nil:
 		// The gateway could not take the call (starting, restarted), or the
 		// pass ended: ask again at the next pass.
@@ -48,11 +45,11 @@ func probeModel(ctx context.Context, c *gateway.Conn, provider string, timeout t
 	case p.Status == gateway.ModelProbeOK:
 		return compute.Readiness{}, false
 	case p.Status == "timeout":
-		return held(checkModelProbe, compute.HeldModelProbeTimeout, nil)
+		return held(compute.HeldCheckModelProbe, compute.HeldModelProbeTimeout, nil)
 	}
 	detail := p.Status
 	if !probeDetails[detail] {
 		detail = "other"
 	}
-	return held(checkModelProbe, compute.HeldModelProbeFailed, &compute.FailureCause{Kind: "PROBE_STATUS", Detail: detail})
+	return held(compute.HeldCheckModelProbe, compute.HeldModelProbeFailed, &compute.FailureCause{Kind: "PROBE_STATUS", Detail: detail})
 }

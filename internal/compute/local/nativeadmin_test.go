@@ -12,9 +12,10 @@ import (
 
 // TestNativeAdminTrustedProxy: a revision with a native admin origin runs
 // its gateway in trusted-proxy mode (the rendering of
-// gateway.NativeAdminProxy), with the Agent's secret as the password and
-// no token, becomes ready through occ's password client, and its endpoint
-// says so; the next revision without an origin is back in token mode.
+// gateway.NativeAdminProxy), with the Agent's secret as the password in
+// its environment and no token, and occ's client works with that
+// password. (The endpoint of either mode is the conformance suite's
+// NativeAdmin obligation.)
 func TestNativeAdminTrustedProxy(t *testing.T) {
 	d, _ := open(t, "")
 	ag := newAgent(t, d)
@@ -66,9 +67,4 @@ func TestNativeAdminTrustedProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-
-	ready(t, d, newSpec(ag, 2))
-	if ep, _ := d.GatewayEndpoint(context.Background(), ag); ep.Token == "" || ep.Password != "" || ep.NativeAdminOrigin != "" {
-		t.Fatalf("endpoint of a token-mode revision = %+v", ep)
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -28,7 +27,7 @@ const (
 	CodeStartupFailed = "RUNTIME_STARTUP_FAILED"
 	// CodeAuthenticationFailed is the held RuntimeFailure code of a
 	// rejected model credential (component "gateway", check
-	// "model-credential").
+	// compute.HeldCheckModelCredential).
 	CodeAuthenticationFailed = compute.HeldAuthenticationFailed
 )
 
@@ -40,26 +39,6 @@ const (
 	healthTimeout   = 15 * time.Second
 	diagnoseTimeout = 10 * time.Second
 )
-
-func checkAgent(a compute.AgentRef) error {
-	if !occ.ValidID(occ.PrefixNamespace, a.NamespaceID) {
-		return compute.Permanent("INVALID_NAMESPACE_ID", fmt.Errorf("bad id %q", a.NamespaceID))
-	}
-	if !occ.ValidID(occ.PrefixAgent, a.AgentID) {
-		return compute.Permanent("INVALID_AGENT_ID", fmt.Errorf("bad id %q", a.AgentID))
-	}
-	return nil
-}
-
-func checkRevision(r compute.RevisionRef) error {
-	if err := checkAgent(r.AgentRef); err != nil {
-		return err
-	}
-	if !occ.ValidID(occ.PrefixRevision, r.RevisionID) {
-		return compute.Permanent("INVALID_REVISION_ID", fmt.Errorf("bad id %q", r.RevisionID))
-	}
-	return nil
-}
 
 // target is what a readiness check or a diagnosis needs of a running
 // gateway, copied out of the Agent's lock.
@@ -81,13 +60,13 @@ func (t target) wsURL() string   { return "ws://127.0.0.1:" + strconv.Itoa(t.por
 // revision that exited is reported as RuntimeFailure while its supervisor
 // waits to restart it.
 func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
-	if err := checkRevision(spec.RevisionRef); err != nil {
+	if err := spec.RevisionRef.Validate(); err != nil {
 		return compute.Readiness{}, err
 	}
 	if d.cmd == nil {
 		return compute.Readiness{}, compute.Permanent(occ.DeployRuntimeNotConfigured, errNoCommand)
 	}
-	if err := checkInitialFiles(spec.InitialFiles); err != nil {
+	if err := compute.ValidateInitialFiles(spec.InitialFiles); err != nil {
 		return compute.Readiness{}, err
 	}
 	if err := os.MkdirAll(d.NamespaceDir(spec.NamespaceID), 0o700); err != nil {
@@ -222,17 +201,6 @@ func cloneEnv(m map[string]string) map[string]string {
 	return out
 }
 
-// checkInitialFiles accepts plain file names only (they are written into
-// the workspace directory).
-func checkInitialFiles(files map[string]string) error {
-	for name := range files {
-		if name == "" || name == "." || name == ".." || filepath.Base(name) != name || strings.ContainsAny(name, "/\\\x00") {
-			return compute.Permanent("INVALID_INITIAL_FILE", fmt.Errorf("initial file name %q is not a plain file name", name))
-		}
-	}
-	return nil
-}
-
 // applyInitialFiles writes the initial files into the workspace (0600).
 func applyInitialFiles(dir string, files map[string]string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -249,7 +217,7 @@ func applyInitialFiles(dir string, files map[string]string) error {
 // ActivateRevision records that the revision serves. It must be the one
 // the Agent's gateway runs.
 func (d *Driver) ActivateRevision(ctx context.Context, rev compute.RevisionRef) error {
-	if err := checkRevision(rev); err != nil {
+	if err := rev.Validate(); err != nil {
 		return err
 	}
 	return d.withAgent(rev.AgentRef, false, func(a *agent, st *runState) error {
@@ -267,7 +235,7 @@ func (d *Driver) ActivateRevision(ctx context.Context, rev compute.RevisionRef) 
 // RetireRevision stops the Agent's gateway if it still runs the revision;
 // a gateway that now runs another revision is left alone.
 func (d *Driver) RetireRevision(ctx context.Context, rev compute.RevisionRef) error {
-	if err := checkRevision(rev); err != nil {
+	if err := rev.Validate(); err != nil {
 		return err
 	}
 	return d.withAgent(rev.AgentRef, false, func(a *agent, st *runState) error {
@@ -281,7 +249,7 @@ func (d *Driver) RetireRevision(ctx context.Context, rev compute.RevisionRef) er
 // StopAgent stops the Agent's gateway; workspace, state, token and port
 // stay.
 func (d *Driver) StopAgent(ctx context.Context, ref compute.AgentRef) error {
-	if err := checkAgent(ref); err != nil {
+	if err := ref.Validate(); err != nil {
 		return err
 	}
 	return d.withAgent(ref, false, func(a *agent, st *runState) error {
@@ -316,7 +284,7 @@ func (d *Driver) stopAgent(a *agent, st *runState) error {
 
 // DeleteAgent stops the Agent's gateway and removes its directory.
 func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
-	if err := checkAgent(ref); err != nil {
+	if err := ref.Validate(); err != nil {
 		return err
 	}
 	return d.withAgent(ref, false, func(a *agent, st *runState) error {
@@ -344,7 +312,7 @@ func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
 // or the password in trusted-proxy mode), the revision and the native admin
 // origin while the Agent's gateway process runs.
 func (d *Driver) GatewayEndpoint(ctx context.Context, ref compute.AgentRef) (compute.Endpoint, bool) {
-	if checkAgent(ref) != nil {
+	if ref.Validate() != nil {
 		return compute.Endpoint{}, false
 	}
 	var ep compute.Endpoint
@@ -376,7 +344,7 @@ func (d *Driver) Adopt(ctx context.Context) error {
 	var errs []error
 	for _, dir := range dirs {
 		ref := compute.AgentRef{NamespaceID: filepath.Base(filepath.Dir(filepath.Dir(dir))), AgentID: filepath.Base(dir)}
-		if checkAgent(ref) != nil {
+		if ref.Validate() != nil {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

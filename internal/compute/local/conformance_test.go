@@ -1,0 +1,129 @@
+package local_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/computetest"
+	"github.com/openclaw/occ/internal/compute/local"
+)
+
+// TestConformance runs the driver contract's suite on fresh local drivers
+// running the fake gateway.
+func TestConformance(t *testing.T) {
+	computetest.Run(t, harness)
+}
+
+// harness is a local driver on a new root, running the fake gateway; its
+// switches stand in for a slow start and a rejected model credential.
+func harness(t *testing.T) computetest.Harness {
+	root := t.TempDir()
+	short := func(o *local.Options) { o.StopTimeout = 5 * time.Second }
+	d, _ := open(t, root, short)
+	return computetest.Harness{
+		Driver:   d,
+		Observer: observer{d},
+		Reopen: func(t *testing.T) compute.Driver {
+			d2, _ := open(t, root, short)
+			return d2
+		},
+		Options: computetest.Options{
+			SlowStart: func(s compute.RevisionSpec) compute.RevisionSpec {
+				s.Env = with(s.Env, map[string]string{"FAKEGATEWAY_LISTEN_DELAY": "1s", "FAKEGATEWAY_STARTUP_DELAY": "2s"})
+				return s
+			},
+			RejectCredential: func(s compute.RevisionSpec) compute.RevisionSpec {
+				s.Document = withDoc(s.Document, modelDoc)
+				s.Env = with(s.Env, map[string]string{"FAKEPROV_API_KEY": "sk-rejected", "FAKEGATEWAY_MODEL_AUTH": "rejected"})
+				return s
+			},
+		},
+	}
+}
+
+// modelDoc configures a model provider whose key comes from
+// FAKEPROV_API_KEY, so that the gateway probes it at start.
+var modelDoc = map[string]any{
+	"models": map[string]any{"providers": map[string]any{"fakeprov": map[string]any{
+		"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "${FAKEPROV_API_KEY}", "api": "openai-completions",
+		"models": []any{map[string]any{"id": "m1", "name": "M1"}}}}},
+	"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "fakeprov/m1"}}},
+}
+
+// observer looks at a local driver's Agents from outside: processes through
+// /proc (a gateway is a process whose environment names the Agent's state
+// directory, and so are its children), files on disk.
+type observer struct{ d *local.Driver }
+
+func (o observer) Workloads(t *testing.T, ag compute.AgentRef) []string {
+	var ws []string
+	for _, pid := range gatewayPIDs(o.d, ag) {
+		ws = append(ws, workloadID(t, pid))
+	}
+	return ws
+}
+
+func (o observer) WorkloadEnv(t *testing.T, ag compute.AgentRef) (map[string]string, bool) {
+	t.Helper()
+	switch pids := gatewayPIDs(o.d, ag); len(pids) {
+	case 0:
+		return nil, false
+	case 1:
+		return environ(t, pids[0]), true
+	default:
+		t.Fatalf("Agent %s has %d gateway processes: %v", ag.AgentID, len(pids), pids)
+		return nil, false
+	}
+}
+
+func (o observer) WorkspaceFile(t *testing.T, ag compute.AgentRef, name string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(o.d.AgentDir(ag), "workspace", name))
+	return string(b), err == nil
+}
+
+func (o observer) WriteWorkspaceFile(t *testing.T, ag compute.AgentRef, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(o.d.AgentDir(ag), "workspace", name), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (o observer) AgentExists(t *testing.T, ag compute.AgentRef) bool {
+	_, err := os.Stat(o.d.AgentDir(ag))
+	return err == nil
+}
+
+func (o observer) NamespaceExists(t *testing.T, id string) bool {
+	_, err := os.Stat(o.d.NamespaceDir(id))
+	return err == nil
+}
+
+// ScanState reads every regular file under the driver's root.
+func (o observer) ScanState(t *testing.T, visit func(where string, content []byte)) {
+	t.Helper()
+	err := filepath.WalkDir(o.d.Root(), func(path string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && !e.Type().IsRegular()) {
+			return nil // gone meanwhile, or not a file
+		}
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		visit(path, b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,126 @@
+package local_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/local"
+)
+
+func TestNamespacesOnlyDriverRefusesRevisions(t *testing.T) {
+	d, err := local.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.PrepareRevision(context.Background(), newSpec(newAgent(t, d), 1))
+	if compute.PermanentCode(err) != "RUNTIME_NOT_CONFIGURED" {
+		t.Fatalf("PrepareRevision without a command = %v; want RUNTIME_NOT_CONFIGURED", err)
+	}
+}
+
+func TestRuntimeNotInstalledIsRetryable(t *testing.T) {
+	d, _ := open(t, "", func(o *local.Options) { o.Command = local.InstalledRuntime(t.TempDir()) })
+	ag := newAgent(t, d)
+	_, err := d.PrepareRevision(context.Background(), newSpec(ag, 1))
+	if err == nil || compute.PermanentCode(err) != "" || !strings.Contains(err.Error(), "occ runtime install") {
+		t.Fatalf("PrepareRevision without an installed runtime = %v; want a retryable error", err)
+	}
+	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
+		t.Fatalf("processes %v", pids)
+	}
+}
+
+// TestGatewayEnvironment: the gateway's environment is the revision's plus
+// what occ owns (a revision cannot override it), nothing inherited. (That a
+// secret reaches the gateway and never the disk is the conformance suite's
+// Isolation obligation.)
+func TestGatewayEnvironment(t *testing.T) {
+	d, _ := open(t, "")
+	ag := newAgent(t, d)
+	secret := canary(t)
+	spec := newSpec(ag, 1)
+	spec.Env = map[string]string{"OCC_TEST_SECRET": secret, "HOME": "/override", "OPENCLAW_GATEWAY_TOKEN": "override"}
+	ready(t, d, spec)
+
+	env := environ(t, onlyPID(t, d, ag))
+	dir := d.AgentDir(ag)
+	ep, _ := d.GatewayEndpoint(context.Background(), ag)
+	want := map[string]string{
+		"OCC_TEST_SECRET":        secret,
+		"HOME":                   filepath.Join(dir, "home"),
+		"OPENCLAW_CONFIG_PATH":   filepath.Join(dir, "openclaw.json"),
+		"OPENCLAW_STATE_DIR":     filepath.Join(dir, "state"),
+		"OPENCLAW_GATEWAY_TOKEN": ep.Token,
+		"OPENCLAW_NO_RESPAWN":    "1",
+		"OPENCLAW_SKIP_CHANNELS": "1",
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("gateway env %s = %q; want %q", k, env[k], v)
+		}
+	}
+	for k := range env {
+		if k != "PATH" && k != "OCC_TEST_SECRET" && !strings.HasPrefix(k, "OPENCLAW_") && k != "HOME" {
+			t.Errorf("gateway env has %s, inherited or unexpected", k)
+		}
+	}
+}
+
+// TestModelProbeHeld: the startup model probe's failures are held
+// (reference/flows.md §6, §13.4): no answer within ModelProbeTimeout or a
+// "timeout" status, and any other failed status with that status as the
+// cause; a working credential is then ready. (A rejected credential is the
+// conformance suite's Readiness obligation.)
+func TestModelProbeHeld(t *testing.T) {
+	d, _ := open(t, "", func(o *local.Options) { o.ModelProbeTimeout = 2 * time.Second })
+	ag := newAgent(t, d)
+	n := int64(0)
+	for _, c := range []struct {
+		name  string
+		env   map[string]string
+		code  string
+		cause *compute.FailureCause
+	}{
+		{"no answer in time", map[string]string{"FAKEGATEWAY_MODEL_PROBE_DELAY": "30s"}, compute.HeldModelProbeTimeout, nil},
+		{"timeout status", map[string]string{"FAKEGATEWAY_MODEL_PROBE": "timeout"}, compute.HeldModelProbeTimeout, nil},
+		{"rate limited", map[string]string{"FAKEGATEWAY_MODEL_PROBE": "rate_limit"}, compute.HeldModelProbeFailed,
+			&compute.FailureCause{Kind: "PROBE_STATUS", Detail: "rate_limit"}},
+		{"billing", map[string]string{"FAKEGATEWAY_MODEL_PROBE": "billing"}, compute.HeldModelProbeFailed,
+			&compute.FailureCause{Kind: "PROBE_STATUS", Detail: "billing"}},
+	} {
+		n++
+		spec := newSpec(ag, n)
+		spec.Document = modelDoc
+		spec.Env = with(map[string]string{"FAKEPROV_API_KEY": "sk-" + c.name}, c.env)
+		r := prepareUntil(t, d, spec, c.name, func(r compute.Readiness) bool { return r.Held })
+		rf := r.RuntimeFailure
+		if r.Ready || rf == nil || rf.Component != compute.HeldComponent || rf.Check != compute.HeldCheckModelProbe || rf.Code != c.code ||
+			rf.CheckedAt.IsZero() || !reflect.DeepEqual(rf.Cause, c.cause) {
+			t.Fatalf("%s: readiness = %+v, failure %+v; want held %s cause %+v", c.name, r, rf, c.code, c.cause)
+		}
+	}
+
+	n++
+	ok := newSpec(ag, n)
+	ok.Document = modelDoc
+	ok.Env = map[string]string{"FAKEPROV_API_KEY": "sk-good", "FAKEGATEWAY_MODEL_AUTH": "ok"}
+	ready(t, d, ok)
+}
+
+func TestPluginWarnings(t *testing.T) {
+	d, _ := open(t, "")
+	ag := newAgent(t, d)
+	spec := newSpec(ag, 1)
+	spec.Env = map[string]string{"FAKEGATEWAY_PLUGIN_WARNINGS": "beta:auth_required,acme:install_failed"}
+	r := ready(t, d, spec)
+	want := []compute.Warning{{Code: "PLUGIN_INSTALL_FAILED", PluginID: "acme"}, {Code: "PLUGIN_AUTH_REQUIRED", PluginID: "beta"}}
+	if !slices.Equal(r.Warnings, want) {
+		t.Fatalf("warnings = %+v; want %+v", r.Warnings, want)
+	}
+}
