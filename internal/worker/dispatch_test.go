@@ -172,7 +172,7 @@ func TestAdmissionRefusesWhatTheDriverCannotRun(t *testing.T) {
 		t.Fatalf("deploy of a dedicated Agent = %v; want 400 naming /executionMode with %s", err, occ.DeployExecutionModeUnsupported)
 	}
 	pat := e.agent(agentSpec{mode: occ.ExecutionDedicated, harness: func(e *env) *occ.HarnessAuth {
-		return &occ.HarnessAuth{Method: occ.HarnessCodexPAT, Source: &occ.SecretRef{Kind: "secret", ID: e.secret("tok")}}
+		return &occ.HarnessAuth{Method: occ.HarnessCodexPAT, Source: &occ.SecretRef{Kind: "secret", NamespaceID: e.ns, ID: e.secret("tok")}}
 	}})
 	if _, err := e.app.Deploy(e.ctx, e.admin, e.ns, pat.ID); occ.CodeOf(err) != occ.CodeInvalidRequest {
 		t.Fatalf("deploy of a codex_pat Agent = %v; want 400", err)
@@ -192,7 +192,7 @@ func TestAdmissionRefusesWhatTheDriverCannotRun(t *testing.T) {
 	patless := compute.Capabilities{ExecutionModes: []string{occ.ExecutionEmbedded, occ.ExecutionDedicated}, HarnessAuthMethods: []string{occ.HarnessAPIKey}}
 	e2 := newEnv(t, patless)
 	pat2 := e2.agent(agentSpec{mode: occ.ExecutionDedicated, harness: func(e *env) *occ.HarnessAuth {
-		return &occ.HarnessAuth{Method: occ.HarnessCodexPAT, Source: &occ.SecretRef{Kind: "secret", ID: e.secret("tok")}}
+		return &occ.HarnessAuth{Method: occ.HarnessCodexPAT, Source: &occ.SecretRef{Kind: "secret", NamespaceID: e.ns, ID: e.secret("tok")}}
 	}})
 	_, err = e2.app.Deploy(e2.ctx, e2.admin, e2.ns, pat2.ID)
 	if oe := occ.AsError(err); oe == nil || len(oe.Details) != 1 || oe.Details[0] != (occ.Detail{Path: "/harnessAuth/method", Code: occ.DeployHarnessAuthUnsupported}) {

@@ -3,6 +3,8 @@ package worker_test
 import (
 	"context"
 	"database/sql"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -76,7 +78,7 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 	e.driver = e.fake
 	e.opts = worker.Options{MaxAttempts: 3, PollInterval: 20 * time.Millisecond, ConvergenceTimeout: time.Minute, Concurrency: 4,
 		JobTimeout: 10 * time.Second, Secrets: appSecrets{e}, Backends: map[string]string{chatgptBackend: "chatgpt"},
-		PluginCatalog: map[string]bool{"github@openai-curated": true}}
+		PluginCatalog: map[string]bool{"github@openai-curated": true}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range options {
 		o(e)
 	}
@@ -175,7 +177,7 @@ type agentSpec struct {
 func apiKey(value string) func(e *env) *occ.HarnessAuth {
 	return func(e *env) *occ.HarnessAuth {
 		s := e.secret(value)
-		return &occ.HarnessAuth{Method: occ.HarnessAPIKey, Source: &occ.SecretRef{Kind: "secret", ID: s}}
+		return &occ.HarnessAuth{Method: occ.HarnessAPIKey, Source: &occ.SecretRef{Kind: "secret", NamespaceID: e.ns, ID: s}}
 	}
 }
 
@@ -277,7 +279,7 @@ func failedWith(t *testing.T, st app.DeploymentStatus, code string) {
 // auditReasons lists the reason codes of the audit events with action.
 func (e *env) auditReasons(action string) []string {
 	e.t.Helper()
-	evs, err := e.st.ListAuditEvents(e.ctx, store.AuditFilter{Action: action})
+	evs, err := e.st.ListAuditEvents(e.ctx, store.AuditFilter{Action: action, Limit: 500})
 	if err != nil {
 		e.t.Fatal(err)
 	}

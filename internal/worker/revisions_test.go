@@ -20,7 +20,7 @@ func TestDeploySucceedsAndDeliversSecretsOnlyToTheRuntime(t *testing.T) {
 	e := newEnv(t, computetest.FakeCapabilities())
 	slack := e.secret("xoxb-slack")
 	g := e.agent(agentSpec{harness: apiKey("sk-model"),
-		bindings: map[string]occ.SecretBinding{"SLACK_BOT_TOKEN": {Source: occ.SecretRef{Kind: "secret", ID: slack}, Delivery: "env"}}})
+		bindings: map[string]occ.SecretBinding{"SLACK_BOT_TOKEN": {Source: occ.SecretRef{Kind: "secret", NamespaceID: e.ns, ID: slack}, Delivery: "env"}}})
 	rev := e.deploy(e.admin, g)
 	st := e.settled(g, rev)
 	if st.Status != occ.DeploymentSucceeded || st.Error != nil || st.Progress != nil {
