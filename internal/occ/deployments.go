@@ -96,7 +96,7 @@ func AttemptOfPending(reason string) string {
 const (
 	ReasonAuthorizationDenied   = "AUTHORIZATION_DENIED"
 	ReasonActorRevoked          = "ACTOR_REVOKED"
-	ReasonDependencyUnavailable = "DEPENDENCY_UNAVAILABLE"
+	ReasonDependencyUnavailable = string(CodeDependencyUnavailable)
 	ReasonDeadline              = DeployConvergenceDeadline
 	ReasonExhausted             = "MAX_ATTEMPTS_EXHAUSTED"
 	ReasonNamespaceReconciled   = "NAMESPACE_RECONCILED"
