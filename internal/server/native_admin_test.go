@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -68,10 +69,15 @@ type adminWorld struct {
 }
 
 func newAdminWorld(t *testing.T, url string) *adminWorld {
-	d, err := local.Open(local.Options{Root: t.TempDir(), Command: local.BinaryCommand(fakeGatewayBinary(t))})
+	root := t.TempDir()
+	d, err := local.Open(local.Options{Root: root, Command: local.BinaryCommand(fakeGatewayBinary(t))})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Last of all (cleanups run in reverse), a gateway that stopAll did not
+	// stop (an Agent stopped or deleted while its work was in flight) is
+	// killed before its directory goes.
+	t.Cleanup(func() { killGatewayProcs(filepath.Join(root, "namespaces")) })
 	drv := &startedBefore{Driver: d, hide: map[string]bool{}}
 	e := boot(t, url, drv, withNativeAdmin)
 	t.Cleanup(func() { stopAll(e, drv) })
