@@ -14,10 +14,7 @@ import (
 // Agent.
 var adoptionObligations = []obligation{
 	{"ReopenedDriverAdoptsTheWorkload", func(t *testing.T, s *subject) {
-		ag := s.agent(t)
-		spec := s.spec(ag, 1)
-		s.ready(t, spec)
-		activate(t, s.d, spec.RevisionRef)
+		ag, spec := s.serving(t)
 		w1 := s.workload(t, ag)
 		ep1 := s.endpointOn(t, s.d, ag)
 
