@@ -30,9 +30,9 @@ var capabilityObligations = []obligation{
 		if again := s.d.Capabilities(); !reflect.DeepEqual(again, want) {
 			t.Fatalf("Capabilities() = %+v after a caller changed what it got; want %+v", again, want)
 		}
-		closedSet(t, "execution mode", want.ExecutionModes, ExecutionModes)
-		closedSet(t, "harness authentication method", want.HarnessAuthMethods, HarnessAuthMethods)
-		closedSet(t, "plugin approval policy", want.PluginApprovalPolicies, ApprovalPolicies)
+		closedSet(t, "execution mode", want.ExecutionModes, executionModes)
+		closedSet(t, "harness authentication method", want.HarnessAuthMethods, harnessAuthMethods)
+		closedSet(t, "plugin approval policy", want.PluginApprovalPolicies, approvalPolicies)
 	}},
 }
 

@@ -55,7 +55,7 @@ func (s *subject) diagnose(t *testing.T, rev compute.RevisionRef) []compute.Chec
 		if c.Component == "" || c.Check == "" || c.Code == "" || c.Message == "" {
 			t.Fatalf("check without component, name, code or message: %+v", c)
 		}
-		if !slices.Contains(CheckStatuses, c.Status) {
+		if !slices.Contains(checkStatuses, c.Status) {
 			t.Fatalf("check %s/%s has status %q", c.Component, c.Check, c.Status)
 		}
 		if seen[c.Component+"/"+c.Check] {

@@ -16,10 +16,10 @@ func validReadiness(r compute.Readiness) error {
 	switch {
 	case r.Ready && (r.Held || rf != nil || r.PendingReason != ""):
 		return fmt.Errorf("ready revision also held, failed or pending: %+v", r)
-	case r.PendingReason != "" && !slices.Contains(PendingReasons, r.PendingReason):
-		return fmt.Errorf("pending reason %q is not one of %v", r.PendingReason, PendingReasons)
-	case r.Held && (rf == nil || !slices.Contains(HeldCodes, rf.Code)):
-		return fmt.Errorf("held without a failure of a code in %v: %+v, %+v", HeldCodes, r, rf)
+	case r.PendingReason != "" && !slices.Contains(pendingReasons, r.PendingReason):
+		return fmt.Errorf("pending reason %q is not one of %v", r.PendingReason, pendingReasons)
+	case r.Held && (rf == nil || !slices.Contains(heldCodes, rf.Code)):
+		return fmt.Errorf("held without a failure of a code in %v: %+v, %+v", heldCodes, r, rf)
 	case rf != nil && (rf.Component == "" || rf.Check == "" || rf.Code == "" || rf.CheckedAt.IsZero()):
 		return fmt.Errorf("incomplete runtime failure %+v", rf)
 	case rf != nil && rf.Cause != nil && rf.Code != compute.HeldModelProbeFailed:
@@ -27,8 +27,8 @@ func validReadiness(r compute.Readiness) error {
 	}
 	seen := map[string]bool{}
 	for _, w := range r.Warnings {
-		if !slices.Contains(WarningCodes, w.Code) || w.PluginID == "" || seen[w.PluginID] {
-			return fmt.Errorf("warning %+v: want one per plugin, with a plugin ID and a code in %v", w, WarningCodes)
+		if !slices.Contains(warningCodes, w.Code) || w.PluginID == "" || seen[w.PluginID] {
+			return fmt.Errorf("warning %+v: want one per plugin, with a plugin ID and a code in %v", w, warningCodes)
 		}
 		seen[w.PluginID] = true
 	}

@@ -83,10 +83,7 @@ var revisionObligations = []obligation{
 		s.deleteAgent(t, ag)
 	}},
 	{"StopIsIdempotentKeepsTheAgentAndPrepareStartsAgain", func(t *testing.T, s *subject) {
-		ag := s.agent(t)
-		rev := s.spec(ag, 1)
-		s.ready(t, rev)
-		activate(t, s.d, rev.RevisionRef)
+		ag, rev := s.serving(t)
 		for i := 0; i < 2; i++ {
 			stop(t, s.d, ag)
 		}
@@ -104,10 +101,7 @@ var revisionObligations = []obligation{
 		s.deleteAgent(t, ag)
 	}},
 	{"DeleteRemovesEverything", func(t *testing.T, s *subject) {
-		ag := s.agent(t)
-		rev := s.spec(ag, 1)
-		s.ready(t, rev)
-		activate(t, s.d, rev.RevisionRef)
+		ag, rev := s.serving(t)
 		s.deleteAgent(t, ag)
 		stop(t, s.d, ag)
 		if s.obs.AgentExists(t, ag) {

@@ -122,6 +122,16 @@ func (s *subject) await(d compute.Driver, spec compute.RevisionSpec, what string
 	}
 }
 
+// serving makes a new Agent whose revision 1 is ready and active.
+func (s *subject) serving(t *testing.T) (compute.AgentRef, compute.RevisionSpec) {
+	t.Helper()
+	ag := s.agent(t)
+	rev := s.spec(ag, 1)
+	s.ready(t, rev)
+	activate(t, s.d, rev.RevisionRef)
+	return ag, rev
+}
+
 // readyOn waits until d reports the revision ready.
 func (s *subject) readyOn(t *testing.T, d compute.Driver, spec compute.RevisionSpec) compute.Readiness {
 	t.Helper()

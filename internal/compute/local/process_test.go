@@ -160,20 +160,7 @@ func TestInterruptedStopIsFinished(t *testing.T) {
 	ready(t, d1, newSpec(ag, 1))
 	d1.Close()
 	// As if occ died after recording the stop and before signalling.
-	path := filepath.Join(d1.AgentDir(ag), "run.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st map[string]any
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	st["running"] = false
-	b, _ = json.Marshal(st)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editRun(t, d1, ag, func(st map[string]any) { st["running"] = false })
 	d2, _ := open(t, root)
 	if err := d2.Adopt(context.Background()); err != nil {
 		t.Fatal(err)
@@ -191,19 +178,11 @@ func TestInterruptedStartOrphanIsKilled(t *testing.T) {
 	pid := onlyPID(t, d1, ag)
 	d1.Close()
 	// As if occ died after starting the process and before recording it.
-	path := filepath.Join(d1.AgentDir(ag), "run.json")
-	b, _ := os.ReadFile(path)
-	var st map[string]any
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
-	}
-	delete(st, "pid")
-	delete(st, "startTime")
-	st["launching"] = true
-	b, _ = json.Marshal(st)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editRun(t, d1, ag, func(st map[string]any) {
+		delete(st, "pid")
+		delete(st, "startTime")
+		st["launching"] = true
+	})
 	d2, _ := open(t, root)
 	spec := newSpec(ag, 2)
 	ready(t, d2, spec)
@@ -266,5 +245,27 @@ func TestStopLeavesNoStrayProcess(t *testing.T) {
 	}
 	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
 		t.Fatalf("processes %v outlived StopAgent", pids)
+	}
+}
+
+// editRun changes the Agent's run.json as an interrupted occ would have
+// left it.
+func editRun(t *testing.T, d *local.Driver, ag compute.AgentRef, edit func(st map[string]any)) {
+	t.Helper()
+	path := filepath.Join(d.AgentDir(ag), "run.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st map[string]any
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	edit(st)
+	if b, err = json.Marshal(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
