@@ -11,24 +11,34 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 )
 
-// TestDetailCodesMatchTheDocument: the document's closed set of error
-// detail codes is exactly the one occ answers with (occ.DetailCodes), so a
-// new code cannot reach a client undocumented.
-func TestDetailCodesMatchTheDocument(t *testing.T) {
-	t.Parallel()
+// property is the part of a schema property these tests read.
+type property struct {
+	Description string   `yaml:"description"`
+	Enum        []string `yaml:"enum"`
+}
+
+// schemaProperty reads one property of a component schema of the document.
+func schemaProperty(t *testing.T, schema, name string) property {
+	t.Helper()
 	var doc struct {
 		Components struct {
 			Schemas map[string]struct {
-				Properties map[string]struct {
-					Enum []string `yaml:"enum"`
-				} `yaml:"properties"`
+				Properties map[string]property `yaml:"properties"`
 			} `yaml:"schemas"`
 		} `yaml:"components"`
 	}
 	if err := yaml.Unmarshal(api.OpenAPIYAML, &doc); err != nil {
 		t.Fatal(err)
 	}
-	got := slices.Sorted(slices.Values(doc.Components.Schemas["ErrorDetail"].Properties["code"].Enum))
+	return doc.Components.Schemas[schema].Properties[name]
+}
+
+// TestDetailCodesMatchTheDocument: the document's closed set of error
+// detail codes is exactly the one occ answers with (occ.DetailCodes), so a
+// new code cannot reach a client undocumented.
+func TestDetailCodesMatchTheDocument(t *testing.T) {
+	t.Parallel()
+	got := slices.Sorted(slices.Values(schemaProperty(t, "ErrorDetail", "code").Enum))
 	want := slices.Sorted(slices.Values(occ.DetailCodes))
 	if !slices.Equal(got, want) {
 		t.Fatalf("ErrorDetail.code enum = %v; occ.DetailCodes = %v", got, want)
@@ -39,19 +49,7 @@ func TestDetailCodesMatchTheDocument(t *testing.T) {
 // fixed message is named in the document (DeploymentStatus.error).
 func TestDeploymentCodesAreDocumented(t *testing.T) {
 	t.Parallel()
-	var doc struct {
-		Components struct {
-			Schemas map[string]struct {
-				Properties map[string]struct {
-					Description string `yaml:"description"`
-				} `yaml:"properties"`
-			} `yaml:"schemas"`
-		} `yaml:"components"`
-	}
-	if err := yaml.Unmarshal(api.OpenAPIYAML, &doc); err != nil {
-		t.Fatal(err)
-	}
-	text := doc.Components.Schemas["DeploymentStatus"].Properties["error"].Description
+	text := schemaProperty(t, "DeploymentStatus", "error").Description
 	for _, code := range occ.DeploymentCodes() {
 		if !strings.Contains(text, code) {
 			t.Errorf("deployment error code %s is not documented in DeploymentStatus.error", code)
