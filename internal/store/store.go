@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -68,6 +69,9 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite database URL has no path")
 	}
+	if err := privateFiles(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(1)", "synchronous(NORMAL)"} {
 		q.Add("_pragma", p)
@@ -82,6 +86,27 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 	return ping(ctx, db, SQLite)
+}
+
+// privateFiles makes the SQLite database and its WAL and shared-memory
+// files readable by occ's user only (0600): they hold every row, Secret
+// ciphertexts and key digests included. SQLite creates the -wal and -shm
+// files with the database file's permissions, so the database is created
+// 0600 before SQLite opens it, and files an older occ made are tightened.
+func privateFiles(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("make %s private: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func openPostgres(ctx context.Context, rawURL string) (*Store, error) {
