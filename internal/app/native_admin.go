@@ -179,7 +179,9 @@ type NativeAdminTarget struct {
 }
 
 var (
-	errNativeAdminUnknownHost = occ.E(occ.CodeNotFound, "No Agent's native admin UI has this address.")
+	// errNativeAdminUnknownHost is the plain 404 a hidden Agent's host
+	// gets too: whether a host names an Agent never shows.
+	errNativeAdminUnknownHost = occ.ErrNotFound
 	// ErrNativeAdminNotServing: the caller may open the Agent's native admin
 	// UI, but it does not serve now (not running, no active revision, a
 	// gateway not started for it).

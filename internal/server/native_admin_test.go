@@ -355,8 +355,15 @@ func TestNativeAdmin(t *testing.T) {
 			t.Fatalf("host for a reader = %d, want 403", st)
 		}
 		otherShared, _, _ := w.user(t, "other", []string{"agent:read", "agent:administer"}, b)
-		if st, _, _ := w.get(t, "GET", host, "/", "Cookie", otherShared); st != 404 {
+		st, _, hidden := w.get(t, "GET", host, "/", "Cookie", otherShared)
+		if st != 404 {
 			t.Fatalf("another Agent's administrator on this host = %d, want 404", st)
+		}
+		// The 404 of a host that exists but is hidden says exactly what the
+		// 404 of a host that does not exist says.
+		_, _, unknown := w.get(t, "GET", "agent-00000000000000000000000000000000."+adminDomain, "/", "Cookie", otherShared)
+		if errorOf(hidden) != errorOf(unknown) {
+			t.Fatalf("hidden host answers %s; unknown host %s: existence leaks", hidden, unknown)
 		}
 		if st, _, _ := w.get(t, "GET", w.host(b), "/", "Cookie", otherShared); st != 200 {
 			t.Fatalf("their own Agent's host = %d", st)
@@ -509,4 +516,16 @@ func uiCall(t *testing.T, c *websocket.Conn, method string, params any) map[stri
 			return f
 		}
 	}
+}
+
+// errorOf is the error object of an error envelope, without the request's
+// own ID.
+func errorOf(body string) string {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &env) != nil {
+		return body
+	}
+	return string(env.Error)
 }
