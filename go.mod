@@ -2,6 +2,8 @@ module github.com/openclaw/occ
 
 go 1.26.0
 
+toolchain go1.26.10
+
 require (
 	github.com/alexedwards/argon2id v1.0.0
 	github.com/chromedp/cdproto v0.159.0

@@ -289,7 +289,7 @@ func (c *client) waitFor(ids []string, want string, limit time.Duration) (time.D
 				got = "gone"
 			}
 			if got == "failed" {
-				return 0, fmt.Errorf("Namespace %s failed", id)
+				return 0, fmt.Errorf("namespace %s failed", id)
 			}
 			if got != want {
 				left++
