@@ -8,65 +8,8 @@ import (
 	"testing"
 
 	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
-
-// docAt is a document setting the dotted key path to v; a numeric segment
-// is an array index.
-func docAt(path string, v any) map[string]any {
-	segs := strings.Split(path, ".")
-	for i := len(segs) - 1; i >= 0; i-- {
-		if n, err := strconv.Atoi(segs[i]); err == nil && i > 0 {
-			arr := make([]any, n+1)
-			arr[n] = v
-			v = arr
-			continue
-		}
-		v = map[string]any{segs[i]: v}
-	}
-	return v.(map[string]any)
-}
-
-// merge adds src into dst (objects merged, anything else replaced).
-func merge(dst, src map[string]any) {
-	for k, v := range src {
-		if sm, ok := v.(map[string]any); ok {
-			if dm, ok := dst[k].(map[string]any); ok {
-				merge(dm, sm)
-				continue
-			}
-		}
-		dst[k] = v
-	}
-}
-
-// AllowedNeighbours are keys beside refused ones that a Configuration may
-// set.
-var allowedNeighbours = map[string]any{
-	"agents.defaults.model":                             "openai/gpt-5",
-	"agents.defaults.sandbox.mode":                      "off",
-	"agents.entries.main.model":                         "anthropic/claude",
-	"agents.entries.main.identity.name":                 "Samantha",
-	"channels.slack.enabled":                            true,
-	"channels.slack.botToken":                           "${SLACK_BOT_TOKEN}",
-	"channels.slack.webhookPath":                        "/slack/events",
-	"channels.clickclack.workspace":                     "support-team",
-	"gateway.reload.mode":                               "hybrid",
-	"gateway.http.endpoints.chatCompletions.enabled":    true,
-	"logging.level":                                     "debug",
-	"models.providers.fakeprov.baseUrl":                 "http://127.0.0.1:9/v1",
-	"models.catalogRefresh.intervalMs":                  5,
-	"mcp.servers.docs.command":                          "npx",
-	"plugins.entries.slack.enabled":                     true,
-	"tools.fs.workspaceOnly":                            true,
-	"hooks.path":                                        "/hooks",
-	"secrets.egressProxy.enabled":                       false,
-	"bindings.0.agentId":                                "main",
-	"agents.defaults.sandbox.docker.image":              "openclaw-sandbox:bookworm-slim",
-	"plugins.entries.memory-wiki.config.vault.scope":    "agent",
-	"plugins.entries.active-memory.config.enabled":      true,
-	"channels.telegram.accounts.ops.webhookUrl":         "https://example.test/tg",
-	"agents.entries.main.memory.search.extraPathsLimit": 3,
-}
 
 func sentinel(i int) string { return fmt.Sprintf("occ-refused-value-%03d", i) }
 
@@ -86,7 +29,7 @@ func TestKeyRulesRefuseTheirExamples(t *testing.T) {
 			t.Errorf("rule %q: malformed (%+v)", rule.Pattern, rule)
 		}
 		for _, v := range []any{sentinel(i), nil, map[string]any{"x": sentinel(i)}} {
-			r := gateway.RefusedKey(docAt(rule.Example, v))
+			r := gateway.RefusedKey(gatewaytest.DocAt(rule.Example, v))
 			want := refusedPrefix(rule)
 			if r == nil || r.Rule.Pattern != rule.Pattern || r.Pointer != want {
 				t.Errorf("example %s (%v) refused as %+v; want %s by rule %q", rule.Example, v, r, want, rule.Pattern)
@@ -115,14 +58,12 @@ func refusedPrefix(rule gateway.KeyRule) string {
 
 func TestRefusedKeyAllowsNeighbours(t *testing.T) {
 	t.Parallel()
-	all := map[string]any{}
-	for path, v := range allowedNeighbours {
-		if r := gateway.RefusedKey(docAt(path, v)); r != nil {
+	for path, v := range gatewaytest.AllowedKeys() {
+		if r := gateway.RefusedKey(gatewaytest.DocAt(path, v)); r != nil {
 			t.Errorf("%s refused (%s)", path, r.Message())
 		}
-		merge(all, docAt(path, v))
 	}
-	if r := gateway.RefusedKey(all); r != nil {
+	if r := gateway.RefusedKey(gatewaytest.AllowedDocument()); r != nil {
 		t.Errorf("neighbours together refused at %s", r.Pointer)
 	}
 	if r := gateway.RefusedKey(nil); r != nil {
@@ -161,11 +102,9 @@ func TestRenderConfigRemovesRefusedKeys(t *testing.T) {
 	t.Parallel()
 	doc := map[string]any{}
 	for i, rule := range gateway.KeyRules() {
-		merge(doc, docAt(rule.Example, sentinel(i)))
+		gatewaytest.Merge(doc, gatewaytest.DocAt(rule.Example, sentinel(i)))
 	}
-	for path, v := range allowedNeighbours {
-		merge(doc, docAt(path, v))
-	}
+	gatewaytest.Merge(doc, gatewaytest.AllowedDocument())
 	out, err := gateway.RenderConfig(gateway.RenderInput{Document: doc, Port: 19401, WorkspaceDir: "/data/agt/workspace", LogFile: "/data/agt/openclaw.log"})
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +116,7 @@ func TestRenderConfigRemovesRefusedKeys(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
-	for path, v := range allowedNeighbours {
+	for path, v := range gatewaytest.AllowedKeys() {
 		segs := strings.Split(path, ".")
 		var cur any = got
 		for _, s := range segs {

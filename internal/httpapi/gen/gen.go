@@ -767,7 +767,7 @@ type AgentRevision struct {
 	BackendId     nullable.Nullable[string] `json:"backendId,omitempty"`
 	ComputeDriver *string                   `json:"computeDriver,omitempty"`
 	Configuration *struct {
-		// Document A native OpenClaw configuration document (JSON object).
+		// Document A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 		Document   ConfigurationDocument `json:"document"`
 		Generation int64                 `json:"generation"`
 		Id         string                `json:"id"`
@@ -896,7 +896,7 @@ type Configuration struct {
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 	UpdatedAt      Timestamp       `json:"updatedAt"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values *ConfigurationDocument `json:"values,omitempty"`
 }
 
@@ -911,14 +911,14 @@ type ConfigurationCreate struct {
 	// SecretBindings Environment variable name → the Secret delivered there.
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values ConfigurationDocument `json:"values"`
 }
 
 // ConfigurationCreateKind defines model for ConfigurationCreate.Kind.
 type ConfigurationCreateKind string
 
-// ConfigurationDocument A native OpenClaw configuration document (JSON object).
+// ConfigurationDocument A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 type ConfigurationDocument map[string]interface{}
 
 // ConfigurationEnvelope defines model for ConfigurationEnvelope.
@@ -940,7 +940,7 @@ type ConfigurationPatch struct {
 	// SecretBindings Environment variable name → the Secret delivered there.
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values *ConfigurationDocument `json:"values,omitempty"`
 }
 
