@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -182,12 +182,7 @@ func removeRefused(doc map[string]any) {
 func walkKeys(v any, path []string, fn func(path []string, obj map[string]any, rule KeyRule) bool) bool {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			p := append(slices.Clip(path), k)
 			if rule, ok := ruleFor(p); ok {
 				if !fn(p, x, rule) {

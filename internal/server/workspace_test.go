@@ -13,11 +13,8 @@ import (
 // (fake) gateway, with the seed's error table.
 func TestLiveWorkspaceFiles(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		e := boot(t, url, nil) // the local driver with the fake gateway
-		d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("files")}}
-		d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
-		d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
-		agent, _ := d.newAgent(t, "files", true)
+		d, agent := liveAgent(t, url, "files")
+		e := d.e
 		base := d.path("/agents/" + agent + "/workspace/files/")
 
 		// Before any deployment there is no gateway: 503.
@@ -99,6 +96,19 @@ func TestLiveWorkspaceFiles(t *testing.T) {
 	})
 }
 
+// liveAgent boots occ with the local driver running the fake gateway and
+// creates, in a new Namespace, an Agent (not deployed yet) with an initial
+// AGENTS.md.
+func liveAgent(t *testing.T, url, name string) (*deployWorld, string) {
+	t.Helper()
+	e := boot(t, url, nil)
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace(name)}}
+	d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
+	d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+	agent, _ := d.newAgent(t, name, true)
+	return d, agent
+}
+
 // padded is a JSON body of exactly n bytes: body followed by spaces.
 func padded(body string, n int) string {
 	return body + strings.Repeat(" ", n-len(body))
@@ -112,11 +122,8 @@ func padded(body string, n int) string {
 // (503 UNKNOWN_OUTCOME): no change is ever unaudited.
 func TestWorkspaceWriteIsAuditedBeforeItHappens(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		e := boot(t, url, nil) // the local driver with the fake gateway
-		d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("intent")}}
-		d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
-		d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
-		agent, _ := d.newAgent(t, "intent", true)
+		d, agent := liveAgent(t, url, "intent")
+		e := d.e
 		d.waitDeployment(t, agent, d.deploy(t, agent))
 		file := d.path("/agents/" + agent + "/workspace/files/SOUL.md")
 		events := func() map[string][]map[string]any { // by outcome
