@@ -30,8 +30,9 @@ type KeyRule struct {
 	Class   KeyClass
 	// Reason says what occ keeps for itself; it ends the refusal message.
 	Reason string
-	// Example is a real key of the pinned gateway's schema the pattern
-	// matches (tests refuse each one).
+	// Example is a key the rule refuses (tests refuse each one): a key of
+	// the pinned gateway's schema, or for agents.list and plugins.installs
+	// the form older gateways wrote.
 	Example string
 }
 
@@ -50,8 +51,12 @@ const (
 // a document that sets one (400 naming the key), deploy admission and the
 // worker's dispatch refuse a revision whose snapshot does (a document
 // stored before a rule existed), and RenderConfig removes them all before it
-// sets the owned ones. The rows are checked against the pinned gateway's
-// configuration schema (openclaw config schema, 2026.9.6).
+// sets the owned ones. The rows were drawn from the pinned gateway's
+// configuration schema (`openclaw config schema`, 2026.9.6) and
+// reference/openclaw-runtime.md §1.2. A Configuration may still name
+// programs the Agent runs (an MCP server's command, as the exec tool runs
+// one), but not where they run (cwd) nor their environment (env: at any
+// depth, so also a sandbox container's and secrets.defaults.env).
 var keyRules = []KeyRule{
 	// Network exposure and authentication: the gateway listens on a loopback
 	// port occ chooses, with occ's credential, behind occ's proxy only.
