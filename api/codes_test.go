@@ -56,3 +56,22 @@ func TestDeploymentCodesAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditOutcomesMatchTheDocument: the document's audit outcomes are
+// exactly occ's (occ.AuditOutcomes), in events and in both query filters.
+func TestAuditOutcomesMatchTheDocument(t *testing.T) {
+	t.Parallel()
+	var want []string
+	for _, o := range occ.AuditOutcomes {
+		want = append(want, string(o))
+	}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(schemaProperty(t, "AuditEvent", "outcome").Enum))
+	if !slices.Equal(got, want) {
+		t.Fatalf("AuditEvent.outcome enum = %v; occ.AuditOutcomes = %v", got, want)
+	}
+	filter := "{name: outcome, in: query, schema: {type: string, enum: [" + strings.Join(schemaProperty(t, "AuditEvent", "outcome").Enum, ", ") + "]}}"
+	if n := strings.Count(string(api.OpenAPIYAML), filter); n != 2 {
+		t.Fatalf("%d audit queries filter outcome by the events' enum; want both", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
 )
@@ -115,6 +116,19 @@ func (a *App) checkBindings(ctx context.Context, c occ.Caller, nsID, action stri
 	return nil
 }
 
+// refuseOccKeys answers 400 naming, under /values, the first key of a
+// configuration document that occ owns or forbids (gateway.RefusedKey: the
+// one table of them), with the table's fixed message and never the value.
+// Create checks the new document, update the result of the merge patch,
+// deploy the snapshot it would take.
+func refuseOccKeys(doc map[string]any) error {
+	r := gateway.RefusedKey(doc)
+	if r == nil {
+		return nil
+	}
+	return occ.Invalid(r.Message(), occ.Detail{Path: "/values" + r.Pointer, Code: occ.DetailInvalidValue})
+}
+
 func pointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
@@ -186,6 +200,9 @@ func (a *App) CreateConfiguration(ctx context.Context, c occ.Caller, nsID string
 	}
 	if in.Values == nil {
 		in.Values = map[string]any{}
+	}
+	if err := refuseOccKeys(in.Values); err != nil {
+		return occ.Configuration{}, err
 	}
 	in.SecretBindings = normalizeBindings(in.SecretBindings)
 	if err := a.checkBindings(ctx, c, nsID, actConfigurationCreate, in.SecretBindings); err != nil {
@@ -288,6 +305,9 @@ func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 	}
 	if p.Values != nil {
 		next.Values = mergePatch(cur.Values, p.Values).(map[string]any)
+	}
+	if err := refuseOccKeys(next.Values); err != nil {
+		return occ.Configuration{}, err
 	}
 	if p.SecretBindings != nil {
 		next.SecretBindings = normalizeBindings(*p.SecretBindings)

@@ -64,6 +64,10 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 	if cfg.ReadError != nil {
 		return occ.Revision{}, occ.E(occ.CodeResourceConflict, "The Agent's Configuration cannot be read, so it cannot be deployed.")
 	}
+	// A Configuration stored before a key was refused is refused here.
+	if err := refuseOccKeys(cfg.Values); err != nil {
+		return occ.Revision{}, err
+	}
 	// The draft's settings are re-validated and the caller's grants on
 	// every reference re-checked, as at create.
 	s := g.Settings

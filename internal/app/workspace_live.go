@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -101,8 +103,12 @@ func (a *App) ReadWorkspaceFile(ctx context.Context, c occ.Caller, nsID, id, nam
 
 // WriteWorkspaceFile creates or replaces one file in the Agent's live
 // workspace (agent:operate), replacing the version it read (expected
-// hash). Every write is audited; a write or audit that cannot be confirmed
-// answers UNKNOWN_OUTCOME and is never retried behind the caller's back.
+// hash). No change is ever unaudited: the intent (outcome pending, with the
+// file's name, size and digest, never its content) is committed before the
+// gateway is asked, and when it cannot be the file is not written (503
+// DEPENDENCY_UNAVAILABLE); the outcome follows, naming the intent. A write
+// or outcome record that cannot be confirmed answers UNKNOWN_OUTCOME and is
+// never retried behind the caller's back.
 func (a *App) WriteWorkspaceFile(ctx context.Context, c occ.Caller, nsID, id, name, content string) (WorkspaceFile, error) {
 	if err := a.require(ctx, c, occ.P(occ.KindAgent, occ.ActionOperate), agentRef(nsID, id), actWorkspaceWrite, a.seeAgent(nsID, id)); err != nil {
 		return WorkspaceFile{}, err
@@ -128,6 +134,11 @@ func (a *App) WriteWorkspaceFile(ctx context.Context, c occ.Caller, nsID, id, na
 	if !cur.Missing {
 		w.ExpectedHash = cur.Hash
 	}
+	intent := occ.AuditEvent{ID: occ.NewID(occ.PrefixAudit), Action: actWorkspaceWrite, Outcome: occ.OutcomePending, ActorID: c.PrincipalID,
+		Resource: g.Ref(), Details: writeIntentDetails(name, content, cur)}
+	if err := a.recordAlone(ctx, intent); err != nil {
+		return WorkspaceFile{}, err
+	}
 	_, werr := conn.SetAgentFile(ctx, w)
 	outcome, reason := occ.OutcomeSuccess, ""
 	switch {
@@ -140,7 +151,7 @@ func (a *App) WriteWorkspaceFile(ctx context.Context, c occ.Caller, nsID, id, na
 		outcome, reason = occ.OutcomeFailure, "GATEWAY_REFUSED"
 	}
 	ev := occ.AuditEvent{Action: actWorkspaceWrite, Outcome: outcome, ActorID: c.PrincipalID, Resource: g.Ref(), ReasonCode: reason,
-		Details: map[string]any{"fileName": name, "size": len(content)}}
+		Details: map[string]any{"fileName": name, "size": len(content), "intentId": intent.ID}}
 	aerr := a.st.InTx(context.WithoutCancel(ctx), func(tx *store.Tx) error { return audit.Append(ctx, tx, ev) })
 	switch {
 	case werr != nil && reason == "OUTCOME_UNKNOWN":
@@ -153,4 +164,16 @@ func (a *App) WriteWorkspaceFile(ctx context.Context, c occ.Caller, nsID, id, na
 		return WorkspaceFile{}, &occ.Error{Code: occ.CodeUnknownOutcome, Message: errUnknownOutcome.Message, Cause: fmt.Errorf("audit workspace write: %w", aerr)}
 	}
 	return WorkspaceFile{Name: name, Size: len(content)}, nil
+}
+
+// writeIntentDetails describe a workspace write before it happens: the
+// file, the size and SHA-256 of the new content and, when the file exists,
+// the digest of the version it replaces; never content.
+func writeIntentDetails(name, content string, cur gateway.AgentFile) map[string]any {
+	sum := sha256.Sum256([]byte(content))
+	d := map[string]any{"fileName": name, "size": len(content), "sha256": hex.EncodeToString(sum[:])}
+	if !cur.Missing {
+		d["previousSha256"] = cur.Hash
+	}
+	return d
 }

@@ -107,8 +107,10 @@ func NativeAdminProxy(origin, identity string) *TrustedProxy {
 	}
 }
 
-// RenderConfig produces openclaw.json: the document with the occ-owned keys
-// laid over it. They always win, whatever the document says:
+// RenderConfig produces openclaw.json: the document without any key the
+// owned-keys table refuses (KeyRules: the table's owned and forbidden keys
+// are removed whatever their value; Configurations that set them are
+// refused long before), with occ's own values laid over it:
 //
 //	gateway.mode                      "local"
 //	gateway.bind                      "loopback"
@@ -140,6 +142,7 @@ func RenderConfig(in RenderInput) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render openclaw.json: %w", err)
 	}
+	removeRefused(doc)
 
 	setPath(doc, "local", "gateway", "mode")
 	setPath(doc, "loopback", "gateway", "bind")

@@ -50,7 +50,7 @@ func TestRenderConfig(t *testing.T) {
   }
 }
 `},
-		{name: "owned keys win, the rest is kept", in: with(func(in *gateway.RenderInput) {
+		{name: "owned keys are occ's whole, the rest is kept", in: with(func(in *gateway.RenderInput) {
 			in.Document = map[string]any{
 				"gateway": map[string]any{"mode": "remote", "bind": "lan", "port": "80", "trustedProxies": []any{"10.0.0.1"},
 					"auth":      map[string]any{"mode": "none", "token": "leaked-secret", "password": "pw"},
@@ -81,9 +81,6 @@ func TestRenderConfig(t *testing.T) {
       "mode": "token"
     },
     "bind": "loopback",
-    "controlUi": {
-      "enabled": true
-    },
     "mode": "local",
     "port": 19401
   },
@@ -98,7 +95,6 @@ func TestRenderConfig(t *testing.T) {
     }
   },
   "update": {
-    "channel": "stable",
     "checkOnStart": false
   }
 }
@@ -169,7 +165,6 @@ func TestRenderConfig(t *testing.T) {
       "allowedOrigins": [
         "http://agent-abc.admin.localhost:8443"
       ],
-      "basePath": "/",
       "enabled": true
     },
     "mode": "local",

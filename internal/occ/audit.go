@@ -22,7 +22,14 @@ const (
 	OutcomeSuccess AuditOutcome = "success"
 	OutcomeDenied  AuditOutcome = "denied"
 	OutcomeFailure AuditOutcome = "failure"
+	// OutcomePending records an intent: the action is about to take
+	// effect outside occ's database, and a later event of the same action
+	// (whose details name this one as intentId) records how it ended.
+	OutcomePending AuditOutcome = "pending"
 )
+
+// AuditOutcomes is the closed set of audit outcomes.
+var AuditOutcomes = []AuditOutcome{OutcomeSuccess, OutcomeDenied, OutcomeFailure, OutcomePending}
 
 // AuditEvent is one append-only audit record.
 type AuditEvent struct {

@@ -41,8 +41,11 @@ const (
 	DeployPluginUnsupported           = "PLUGIN_SELECTION_UNSUPPORTED"
 	DeployWorkspaceSetupFailed        = "WORKSPACE_SETUP_FAILED"
 	DeployWorkspaceSetupUnsupported   = "WORKSPACE_SETUP_UNSUPPORTED"
-	// Codes a compute driver reports as permanent failures.
+	// DeployInvalidConfiguration: the revision's Configuration sets a key
+	// occ owns or forbids (dispatch), or a compute driver cannot render it.
 	DeployInvalidConfiguration = "INVALID_CONFIGURATION"
+	// DeployRuntimeNotConfigured: a compute driver has no runtime to start
+	// gateways with (a permanent failure it reports).
 	DeployRuntimeNotConfigured = "RUNTIME_NOT_CONFIGURED"
 )
 

@@ -18,20 +18,41 @@ func scopePrincipal(tx *store.Tx, principalID, namespaceID string) error {
 
 // breakAudit makes every audit insert fail, as a full disk or revoked
 // grant would.
-func breakAudit(t *testing.T, e *env) {
+func breakAudit(t *testing.T, e *env) { breakAuditWhen(t, e, "") }
+
+// breakAuditWhen makes the audit inserts whose new row matches the SQL
+// condition cond (on NEW, e.g. "NEW.outcome <> 'pending'") fail; "" is
+// every insert. repairAudit undoes it.
+func breakAuditWhen(t *testing.T, e *env, cond string) {
 	t.Helper()
-	db := e.m.Store().DB()
-	var stmts []string
-	if e.m.Store().Dialect() == store.SQLite {
-		stmts = []string{`CREATE TRIGGER audit_broken BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit unavailable'); END`}
-	} else {
+	when := ""
+	if cond != "" {
+		when = " WHEN (" + cond + ")"
+	}
+	stmts := []string{`CREATE TRIGGER audit_broken BEFORE INSERT ON audit_events FOR EACH ROW` + when + ` BEGIN SELECT RAISE(ABORT, 'audit unavailable'); END`}
+	if e.m.Store().Dialect() != store.SQLite {
 		stmts = []string{
 			`CREATE FUNCTION audit_broken() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'audit unavailable'; END $$ LANGUAGE plpgsql`,
-			`CREATE TRIGGER audit_broken BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_broken()`,
+			`CREATE TRIGGER audit_broken BEFORE INSERT ON audit_events FOR EACH ROW` + when + ` EXECUTE FUNCTION audit_broken()`,
 		}
 	}
+	execAll(t, e, stmts)
+}
+
+// repairAudit removes what breakAuditWhen installed.
+func repairAudit(t *testing.T, e *env) {
+	t.Helper()
+	stmts := []string{`DROP TRIGGER audit_broken`}
+	if e.m.Store().Dialect() != store.SQLite {
+		stmts = []string{`DROP TRIGGER audit_broken ON audit_events`, `DROP FUNCTION audit_broken()`}
+	}
+	execAll(t, e, stmts)
+}
+
+func execAll(t *testing.T, e *env, stmts []string) {
+	t.Helper()
 	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
+		if _, err := e.m.Store().DB().Exec(s); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -11,11 +13,8 @@ import (
 // (fake) gateway, with the seed's error table.
 func TestLiveWorkspaceFiles(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		e := boot(t, url, nil) // the local driver with the fake gateway
-		d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("files")}}
-		d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
-		d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
-		agent, _ := d.newAgent(t, "files", true)
+		d, agent := liveAgent(t, url, "files")
+		e := d.e
 		base := d.path("/agents/" + agent + "/workspace/files/")
 
 		// Before any deployment there is no gateway: 503.
@@ -97,7 +96,95 @@ func TestLiveWorkspaceFiles(t *testing.T) {
 	})
 }
 
+// liveAgent boots occ with the local driver running the fake gateway and
+// creates, in a new Namespace, an Agent (not deployed yet) with an initial
+// AGENTS.md.
+func liveAgent(t *testing.T, url, name string) (*deployWorld, string) {
+	t.Helper()
+	e := boot(t, url, nil)
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace(name)}}
+	d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
+	d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+	agent, _ := d.newAgent(t, name, true)
+	return d, agent
+}
+
 // padded is a JSON body of exactly n bytes: body followed by spaces.
 func padded(body string, n int) string {
 	return body + strings.Repeat(" ", n-len(body))
+}
+
+// TestWorkspaceWriteIsAuditedBeforeItHappens: a live write records its
+// intent (outcome pending, with the file's name, size and digest, never its
+// content) before the gateway is asked, then its outcome. When the intent
+// cannot be recorded the file is not written (503 DEPENDENCY_UNAVAILABLE);
+// when only the outcome cannot, the file is written and the intent stays
+// (503 UNKNOWN_OUTCOME): no change is ever unaudited.
+func TestWorkspaceWriteIsAuditedBeforeItHappens(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		d, agent := liveAgent(t, url, "intent")
+		e := d.e
+		d.waitDeployment(t, agent, d.deploy(t, agent))
+		file := d.path("/agents/" + agent + "/workspace/files/SOUL.md")
+		events := func() map[string][]map[string]any { // by outcome
+			out := map[string][]map[string]any{}
+			for _, ev := range e.call("GET", "/audit-events?action=agents.workspace.files.write&resourceId="+agent, e.admin, nil).list() {
+				ev := ev.(map[string]any)
+				out[ev["outcome"].(string)] = append(out[ev["outcome"].(string)], ev)
+			}
+			return out
+		}
+		content := func() string { return e.call("GET", file, e.admin, nil).data()["content"].(string) }
+		intentOf := func(intents []map[string]any, body string) {
+			t.Helper()
+			sum := sha256.Sum256([]byte(body))
+			for _, ev := range intents {
+				det := ev["details"].(map[string]any)
+				if det["sha256"] == hex.EncodeToString(sum[:]) && det["fileName"] == "SOUL.md" && det["size"] == float64(len(body)) &&
+					!strings.Contains(toJSON(ev), strings.TrimSpace(body)) {
+					return
+				}
+			}
+			t.Fatalf("intents = %v; want one naming SOUL.md with the size and digest of %q and no content", intents, body)
+		}
+
+		// Normal: the intent, then the success naming it.
+		if r := e.call("PUT", file, e.admin, map[string]any{"content": "first soul\n"}); r.Status != 200 {
+			t.Fatalf("write = %d %v", r.Status, r.Body)
+		}
+		evs := events()
+		if len(evs["pending"]) != 1 || len(evs["success"]) != 1 || evs["success"][0]["details"].(map[string]any)["intentId"] != evs["pending"][0]["id"] {
+			t.Fatalf("audit of a write = %v; want its intent and its success naming it", evs)
+		}
+		intentOf(evs["pending"], "first soul\n")
+
+		// The intent cannot be recorded: nothing is written.
+		breakAudit(t, e)
+		if r := e.call("PUT", file, e.admin, map[string]any{"content": "second soul\n"}); r.Status != 503 || r.code() != "DEPENDENCY_UNAVAILABLE" {
+			t.Fatalf("write without audit = %d %v; want 503 DEPENDENCY_UNAVAILABLE", r.Status, r.Body)
+		}
+		repairAudit(t, e)
+		if got := content(); got != "first soul\n" {
+			t.Fatalf("file after a write whose intent failed = %q; want it unchanged", got)
+		}
+		if evs := events(); len(evs["pending"]) != 1 || len(evs["success"]) != 1 {
+			t.Fatalf("audit after a write whose intent failed = %v", evs)
+		}
+
+		// Only the outcome cannot be recorded: the file is written, the
+		// intent says so, and the caller is told the outcome is unknown.
+		breakAuditWhen(t, e, "NEW.outcome <> 'pending'")
+		if r := e.call("PUT", file, e.admin, map[string]any{"content": "third soul\n"}); r.Status != 503 || r.code() != "UNKNOWN_OUTCOME" {
+			t.Fatalf("write whose outcome is not recorded = %d %v; want 503 UNKNOWN_OUTCOME", r.Status, r.Body)
+		}
+		repairAudit(t, e)
+		if got := content(); got != "third soul\n" {
+			t.Fatalf("file = %q; want the write applied", got)
+		}
+		evs = events()
+		if len(evs["pending"]) != 2 || len(evs["success"]) != 1 {
+			t.Fatalf("audit after a write whose outcome failed = %v; want its intent recorded", evs)
+		}
+		intentOf(evs["pending"], "third soul\n")
+	})
 }

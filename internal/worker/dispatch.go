@@ -8,6 +8,7 @@ import (
 
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
 )
@@ -149,13 +150,19 @@ func (w *deps) sourceChecks(ctx context.Context, nsID string, snap *occ.Revision
 }
 
 // buildSpec checks what the driver will be asked to run and resolves it;
-// secret values live only in memory. Staged initial files must have been
-// prepared for this runtime's workspace defaults, checked before any
-// Secret is read.
+// secret values live only in memory. The Configuration snapshot must set no
+// key occ owns or forbids (gateway.RefusedKey, the check admission made; a
+// revision admitted before a rule existed fails here), and staged initial
+// files must have been prepared for this runtime's workspace defaults, both
+// checked before any Secret is read.
 func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, ref compute.RevisionRef) (compute.RevisionSpec, string, error) {
 	s := rev.Snapshot
 	spec := compute.RevisionSpec{RevisionRef: ref, Number: rev.Number, ServicePrincipalID: s.ServicePrincipalID,
 		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{}}
+	if r := gateway.RefusedKey(s.Configuration.Document); r != nil {
+		w.log.Info("the revision's Configuration sets a key occ owns or forbids", "revision", rev.ID, "key", r.Pointer)
+		return spec, occ.DeployInvalidConfiguration, nil
+	}
 	files, defaultsID, err := w.st.StagedWorkspaceFiles(ctx, ag.ID)
 	switch {
 	case err == nil && defaultsID != "" && w.opts.WorkspaceDefaultsID != "" && defaultsID != w.opts.WorkspaceDefaultsID:

@@ -7,6 +7,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
 )
 
 // Dispatch rechecks, before any effect, everything admission checked:
@@ -197,5 +198,39 @@ func TestAdmissionRefusesWhatTheDriverCannotRun(t *testing.T) {
 	_, err = e2.app.Deploy(e2.ctx, e2.admin, e2.ns, pat2.ID)
 	if oe := occ.AsError(err); oe == nil || len(oe.Details) != 1 || oe.Details[0] != (occ.Detail{Path: "/harnessAuth/method", Code: occ.DeployHarnessAuthUnsupported}) {
 		t.Fatalf("deploy of a codex_pat Agent on a driver without it = %v; want 400 naming /harnessAuth/method", err)
+	}
+}
+
+// TestDispatchRefusesAConfigurationKeyOccOwns: a revision admitted before
+// a rule refused one of its Configuration's keys (its snapshot rewritten
+// here, as an older occ would have stored it) fails with
+// INVALID_CONFIGURATION before anything reaches the driver.
+func TestDispatchRefusesAConfigurationKeyOccOwns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, computetest.FakeCapabilities())
+	g := e.agent(agentSpec{harness: apiKey("sk")})
+	e.stop()
+	rev := e.deploy(e.admin, g)
+	row, err := e.st.GetRevision(e.ctx, e.ns, g.ID, rev.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := store.DecodeRevision(row)
+	old.Snapshot.Configuration.Document["env"] = map[string]any{"vars": map[string]any{"LD_PRELOAD": "/tmp/evil.so"}}
+	out, err := store.EncodeRevision(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.DB().ExecContext(e.ctx, `UPDATE agent_revisions SET snapshot = $1 WHERE id = $2`, out.Snapshot, rev.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	failedWith(t, e.settled(g, rev), occ.DeployInvalidConfiguration)
+	nothingRan(t, e, g)
+
+	// Allowed: the same Agent's next revision, from its clean
+	// Configuration, deploys.
+	if st := e.settled(g, e.deploy(e.admin, g)); st.Status != occ.DeploymentSucceeded {
+		t.Fatalf("clean deployment = %+v; want succeeded", st)
 	}
 }

@@ -84,6 +84,7 @@ func (e AuditEventKind) Valid() bool {
 const (
 	AuditEventOutcomeDenied  AuditEventOutcome = "denied"
 	AuditEventOutcomeFailure AuditEventOutcome = "failure"
+	AuditEventOutcomePending AuditEventOutcome = "pending"
 	AuditEventOutcomeSuccess AuditEventOutcome = "success"
 )
 
@@ -93,6 +94,8 @@ func (e AuditEventOutcome) Valid() bool {
 	case AuditEventOutcomeDenied:
 		return true
 	case AuditEventOutcomeFailure:
+		return true
+	case AuditEventOutcomePending:
 		return true
 	case AuditEventOutcomeSuccess:
 		return true
@@ -627,6 +630,7 @@ func (e ListAuditEventsParamsKind) Valid() bool {
 const (
 	ListAuditEventsParamsOutcomeDenied  ListAuditEventsParamsOutcome = "denied"
 	ListAuditEventsParamsOutcomeFailure ListAuditEventsParamsOutcome = "failure"
+	ListAuditEventsParamsOutcomePending ListAuditEventsParamsOutcome = "pending"
 	ListAuditEventsParamsOutcomeSuccess ListAuditEventsParamsOutcome = "success"
 )
 
@@ -636,6 +640,8 @@ func (e ListAuditEventsParamsOutcome) Valid() bool {
 	case ListAuditEventsParamsOutcomeDenied:
 		return true
 	case ListAuditEventsParamsOutcomeFailure:
+		return true
+	case ListAuditEventsParamsOutcomePending:
 		return true
 	case ListAuditEventsParamsOutcomeSuccess:
 		return true
@@ -675,6 +681,7 @@ func (e ListNamespaceAuditEventsParamsKind) Valid() bool {
 const (
 	ListNamespaceAuditEventsParamsOutcomeDenied  ListNamespaceAuditEventsParamsOutcome = "denied"
 	ListNamespaceAuditEventsParamsOutcomeFailure ListNamespaceAuditEventsParamsOutcome = "failure"
+	ListNamespaceAuditEventsParamsOutcomePending ListNamespaceAuditEventsParamsOutcome = "pending"
 	ListNamespaceAuditEventsParamsOutcomeSuccess ListNamespaceAuditEventsParamsOutcome = "success"
 )
 
@@ -684,6 +691,8 @@ func (e ListNamespaceAuditEventsParamsOutcome) Valid() bool {
 	case ListNamespaceAuditEventsParamsOutcomeDenied:
 		return true
 	case ListNamespaceAuditEventsParamsOutcomeFailure:
+		return true
+	case ListNamespaceAuditEventsParamsOutcomePending:
 		return true
 	case ListNamespaceAuditEventsParamsOutcomeSuccess:
 		return true
@@ -766,7 +775,7 @@ type AgentRevision struct {
 	BackendId     nullable.Nullable[string] `json:"backendId,omitempty"`
 	ComputeDriver *string                   `json:"computeDriver,omitempty"`
 	Configuration *struct {
-		// Document A native OpenClaw configuration document (JSON object).
+		// Document A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 		Document   ConfigurationDocument `json:"document"`
 		Generation int64                 `json:"generation"`
 		Id         string                `json:"id"`
@@ -810,10 +819,12 @@ type AuditEvent struct {
 	Kind        AuditEventKind         `json:"kind"`
 	NamespaceId *string                `json:"namespaceId,omitempty"`
 	OccurredAt  Timestamp              `json:"occurredAt"`
-	Outcome     AuditEventOutcome      `json:"outcome"`
-	ReasonCode  *string                `json:"reasonCode,omitempty"`
-	RequestId   *string                `json:"requestId,omitempty"`
-	Resource    struct {
+
+	// Outcome pending records an intent: an action about to take effect outside occ's database (a live workspace file write). A later event of the same action, whose details.intentId is this event's id, records how it ended; an intent with no such event is a change whose outcome occ could not record.
+	Outcome    AuditEventOutcome `json:"outcome"`
+	ReasonCode *string           `json:"reasonCode,omitempty"`
+	RequestId  *string           `json:"requestId,omitempty"`
+	Resource   struct {
 		Id          string  `json:"id"`
 		Kind        string  `json:"kind"`
 		NamespaceId *string `json:"namespaceId,omitempty"`
@@ -823,7 +834,7 @@ type AuditEvent struct {
 // AuditEventKind defines model for AuditEvent.Kind.
 type AuditEventKind string
 
-// AuditEventOutcome defines model for AuditEvent.Outcome.
+// AuditEventOutcome pending records an intent: an action about to take effect outside occ's database (a live workspace file write). A later event of the same action, whose details.intentId is this event's id, records how it ended; an intent with no such event is a change whose outcome occ could not record.
 type AuditEventOutcome string
 
 // AuditEventList defines model for AuditEventList.
@@ -895,7 +906,7 @@ type Configuration struct {
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 	UpdatedAt      Timestamp       `json:"updatedAt"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values *ConfigurationDocument `json:"values,omitempty"`
 }
 
@@ -910,14 +921,14 @@ type ConfigurationCreate struct {
 	// SecretBindings Environment variable name → the Secret delivered there.
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values ConfigurationDocument `json:"values"`
 }
 
 // ConfigurationCreateKind defines model for ConfigurationCreate.Kind.
 type ConfigurationCreateKind string
 
-// ConfigurationDocument A native OpenClaw configuration document (JSON object).
+// ConfigurationDocument A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 type ConfigurationDocument map[string]interface{}
 
 // ConfigurationEnvelope defines model for ConfigurationEnvelope.
@@ -939,7 +950,7 @@ type ConfigurationPatch struct {
 	// SecretBindings Environment variable name → the Secret delivered there.
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values *ConfigurationDocument `json:"values,omitempty"`
 }
 
@@ -2463,12 +2474,16 @@ type ClientInterface interface {
 
 	// PutWorkspaceFileWithBody Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
 	//
+	// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
 	PutWorkspaceFileWithBody(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PutWorkspaceFile Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	//
+	// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3733,6 +3748,8 @@ func (c *Client) GetWorkspaceFile(ctx context.Context, namespaceId NamespaceId, 
 
 // PutWorkspaceFileWithBody Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
 //
+// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
@@ -3749,6 +3766,8 @@ func (c *Client) PutWorkspaceFileWithBody(ctx context.Context, namespaceId Names
 }
 
 // PutWorkspaceFile Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+//
+// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10041,12 +10060,16 @@ type ClientWithResponsesInterface interface {
 
 	// PutWorkspaceFileWithBodyWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
 	//
+	// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
 	PutWorkspaceFileWithBodyWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, name WorkspaceFileName, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutWorkspaceFileResponse, error)
 
 	// PutWorkspaceFileWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+	//
+	// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15732,6 +15755,8 @@ func (c *ClientWithResponses) GetWorkspaceFileWithResponse(ctx context.Context, 
 
 // PutWorkspaceFileWithBodyWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
 //
+// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /namespaces/{namespaceId}/agents/{agentId}/workspace/files/{name} (the `PutWorkspaceFile` operationId).
@@ -15744,6 +15769,8 @@ func (c *ClientWithResponses) PutWorkspaceFileWithBodyWithResponse(ctx context.C
 }
 
 // PutWorkspaceFileWithResponse Create or replace a file of the Agent's live workspace (content ≤ 16 KiB of UTF-8, body ≤ 48 KiB)
+//
+// Audited before and after: occ records the intent (audit outcome pending, with the file name, size and SHA-256, never the content) before the gateway is asked, then the outcome naming it. 503 DEPENDENCY_UNAVAILABLE when the intent cannot be recorded (nothing is written); 503 UNKNOWN_OUTCOME when the write or its outcome record cannot be confirmed (read the file before writing again).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -85,6 +85,7 @@ func (e AuditEventKind) Valid() bool {
 const (
 	AuditEventOutcomeDenied  AuditEventOutcome = "denied"
 	AuditEventOutcomeFailure AuditEventOutcome = "failure"
+	AuditEventOutcomePending AuditEventOutcome = "pending"
 	AuditEventOutcomeSuccess AuditEventOutcome = "success"
 )
 
@@ -94,6 +95,8 @@ func (e AuditEventOutcome) Valid() bool {
 	case AuditEventOutcomeDenied:
 		return true
 	case AuditEventOutcomeFailure:
+		return true
+	case AuditEventOutcomePending:
 		return true
 	case AuditEventOutcomeSuccess:
 		return true
@@ -628,6 +631,7 @@ func (e ListAuditEventsParamsKind) Valid() bool {
 const (
 	ListAuditEventsParamsOutcomeDenied  ListAuditEventsParamsOutcome = "denied"
 	ListAuditEventsParamsOutcomeFailure ListAuditEventsParamsOutcome = "failure"
+	ListAuditEventsParamsOutcomePending ListAuditEventsParamsOutcome = "pending"
 	ListAuditEventsParamsOutcomeSuccess ListAuditEventsParamsOutcome = "success"
 )
 
@@ -637,6 +641,8 @@ func (e ListAuditEventsParamsOutcome) Valid() bool {
 	case ListAuditEventsParamsOutcomeDenied:
 		return true
 	case ListAuditEventsParamsOutcomeFailure:
+		return true
+	case ListAuditEventsParamsOutcomePending:
 		return true
 	case ListAuditEventsParamsOutcomeSuccess:
 		return true
@@ -676,6 +682,7 @@ func (e ListNamespaceAuditEventsParamsKind) Valid() bool {
 const (
 	ListNamespaceAuditEventsParamsOutcomeDenied  ListNamespaceAuditEventsParamsOutcome = "denied"
 	ListNamespaceAuditEventsParamsOutcomeFailure ListNamespaceAuditEventsParamsOutcome = "failure"
+	ListNamespaceAuditEventsParamsOutcomePending ListNamespaceAuditEventsParamsOutcome = "pending"
 	ListNamespaceAuditEventsParamsOutcomeSuccess ListNamespaceAuditEventsParamsOutcome = "success"
 )
 
@@ -685,6 +692,8 @@ func (e ListNamespaceAuditEventsParamsOutcome) Valid() bool {
 	case ListNamespaceAuditEventsParamsOutcomeDenied:
 		return true
 	case ListNamespaceAuditEventsParamsOutcomeFailure:
+		return true
+	case ListNamespaceAuditEventsParamsOutcomePending:
 		return true
 	case ListNamespaceAuditEventsParamsOutcomeSuccess:
 		return true
@@ -767,7 +776,7 @@ type AgentRevision struct {
 	BackendId     nullable.Nullable[string] `json:"backendId,omitempty"`
 	ComputeDriver *string                   `json:"computeDriver,omitempty"`
 	Configuration *struct {
-		// Document A native OpenClaw configuration document (JSON object).
+		// Document A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 		Document   ConfigurationDocument `json:"document"`
 		Generation int64                 `json:"generation"`
 		Id         string                `json:"id"`
@@ -811,10 +820,12 @@ type AuditEvent struct {
 	Kind        AuditEventKind         `json:"kind"`
 	NamespaceId *string                `json:"namespaceId,omitempty"`
 	OccurredAt  Timestamp              `json:"occurredAt"`
-	Outcome     AuditEventOutcome      `json:"outcome"`
-	ReasonCode  *string                `json:"reasonCode,omitempty"`
-	RequestId   *string                `json:"requestId,omitempty"`
-	Resource    struct {
+
+	// Outcome pending records an intent: an action about to take effect outside occ's database (a live workspace file write). A later event of the same action, whose details.intentId is this event's id, records how it ended; an intent with no such event is a change whose outcome occ could not record.
+	Outcome    AuditEventOutcome `json:"outcome"`
+	ReasonCode *string           `json:"reasonCode,omitempty"`
+	RequestId  *string           `json:"requestId,omitempty"`
+	Resource   struct {
 		Id          string  `json:"id"`
 		Kind        string  `json:"kind"`
 		NamespaceId *string `json:"namespaceId,omitempty"`
@@ -824,7 +835,7 @@ type AuditEvent struct {
 // AuditEventKind defines model for AuditEvent.Kind.
 type AuditEventKind string
 
-// AuditEventOutcome defines model for AuditEvent.Outcome.
+// AuditEventOutcome pending records an intent: an action about to take effect outside occ's database (a live workspace file write). A later event of the same action, whose details.intentId is this event's id, records how it ended; an intent with no such event is a change whose outcome occ could not record.
 type AuditEventOutcome string
 
 // AuditEventList defines model for AuditEventList.
@@ -896,7 +907,7 @@ type Configuration struct {
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 	UpdatedAt      Timestamp       `json:"updatedAt"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values *ConfigurationDocument `json:"values,omitempty"`
 }
 
@@ -911,14 +922,14 @@ type ConfigurationCreate struct {
 	// SecretBindings Environment variable name → the Secret delivered there.
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values ConfigurationDocument `json:"values"`
 }
 
 // ConfigurationCreateKind defines model for ConfigurationCreate.Kind.
 type ConfigurationCreateKind string
 
-// ConfigurationDocument A native OpenClaw configuration document (JSON object).
+// ConfigurationDocument A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 type ConfigurationDocument map[string]interface{}
 
 // ConfigurationEnvelope defines model for ConfigurationEnvelope.
@@ -940,7 +951,7 @@ type ConfigurationPatch struct {
 	// SecretBindings Environment variable name → the Secret delivered there.
 	SecretBindings *SecretBindings `json:"secretBindings,omitempty"`
 
-	// Values A native OpenClaw configuration document (JSON object).
+	// Values A native OpenClaw configuration document (JSON object). Keys occ owns or forbids (the gateway's network exposure and authentication, files outside the Agent's own directory, process environment, plugin installs; for example gateway.bind, gateway.auth, gateway.tailscale, agents.defaults.workspace, agents.entries.*.workspace, logging.file, env, $include, plugins.load) are refused at create, update and deploy with 400 INVALID_REQUEST whose detail path names the key under /values.
 	Values *ConfigurationDocument `json:"values,omitempty"`
 }
 
