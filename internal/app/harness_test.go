@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"testing"
+
+	"github.com/riverqueue/river"
+
+	"github.com/openclaw/occ/internal/iam"
+	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
+)
+
+// noJobs is an Enqueuer that drops work: use case tests run no worker.
+type noJobs struct{}
+
+func (noJobs) Enqueue(context.Context, *store.Tx, river.JobArgs) error { return nil }
+
+// openStore opens and migrates the database at url, closed when the test
+// ends.
+func openStore(t *testing.T, url string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// count returns the number of rows of table matching where ("" = all).
+func count(t *testing.T, st *store.Store, table, where string) int {
+	t.Helper()
+	q := "SELECT COUNT(*) FROM " + table
+	if where != "" {
+		q += " WHERE " + where
+	}
+	var n int
+	if err := st.DB().QueryRow(q).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// testAdminPassword and testAdminKey are the bootstrap credentials of every
+// testEnv.
+const (
+	testAdminEmail    = "admin@occ.test"
+	testAdminPassword = "correct horse battery staple"
+	testAdminKey      = "occ_0123456789abcdef0123456789abcdef0123456789abcdef"
+)
+
+// testEnv is the use cases over a fresh, bootstrapped database, with no
+// worker and no HTTP server.
+type testEnv struct {
+	t     *testing.T
+	ctx   context.Context
+	st    *store.Store
+	app   *App
+	admin occ.Caller // the bootstrap service principal
+}
+
+// newTestEnv bootstraps the database at url and opens the use cases on it
+// with opts.
+func newTestEnv(t *testing.T, url string, opts Options) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	st := openStore(t, url)
+	if _, err := Bootstrap(ctx, st, noJobs{}, BootstrapOptions{DataDir: t.TempDir(), AdminEmail: testAdminEmail,
+		AdminPassword: testAdminPassword, APIKey: testAdminKey}); err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{t: t, ctx: ctx, st: st}
+	e.app = e.reopen(opts)
+	var err error
+	if e.admin, err = iam.NewAuthenticator(st).ServiceKey(ctx, testAdminKey); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// reopen returns new use cases over the same database, as a restarted
+// process has.
+func (e *testEnv) reopen(opts Options) *App {
+	e.t.Helper()
+	a, err := New(e.ctx, e.st, noJobs{}, opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
