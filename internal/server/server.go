@@ -93,14 +93,16 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if m.keyring, err = secrets.Open(cfg.Secrets.KeysetFile); err != nil {
 		return fmt.Errorf("cannot open the secrets keyset (secrets.keysetFile): %w", err)
 	}
-	if m.st, err = Open(ctx, cfg); err != nil {
-		return err
-	}
-	if m.st.Dialect() == store.SQLite {
+	if strings.HasPrefix(cfg.DatabaseURL, "sqlite://") {
 		// One process per SQLite file: River's orphan rescue relies on it.
+		// Taken before migrating, so a second process started at the same
+		// moment stops here rather than inside a migration.
 		if m.lock, err = lockFile(filepath.Join(cfg.DataDir, "occ.lock")); err != nil {
 			return err
 		}
+	}
+	if m.st, err = Open(ctx, cfg); err != nil {
+		return err
 	}
 	driver, err := m.driver()
 	if err != nil {
