@@ -90,7 +90,8 @@ type App struct {
 	instID string
 
 	accountThrottle, clientThrottle *throttle
-	idemKey                         []byte // HMAC key of Idempotency-Key request digests
+	idemKey                         []byte   // HMAC key of Idempotency-Key request digests
+	idemInFlight                    sync.Map // IdempotencyClaim marks of requests running in this process
 
 	hosts       nativeAdminHosts // derived native admin host labels → Agents
 	nativeKeyMu sync.Mutex
@@ -145,9 +146,21 @@ func (a *App) Authorizer() *iam.Authorizer { return a.authz }
 // tx runs fn in a transaction, turning database failures into 503 and
 // keeping occ errors as they are. A transaction that lost an optimistic
 // race (another request changed the row between read and write) runs again
-// on fresh state, a few times, before answering 409.
+// on fresh state, a few times, before answering 409. The first transaction
+// of a request under an IdempotencyClaim also writes the claim's record,
+// so the record commits exactly when the change does.
 func (a *App) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
 	var err error
+	cl := claimIn(ctx)
+	if cl != nil {
+		inner := fn
+		fn = func(tx *store.Tx) error {
+			if err := cl.record(ctx, tx); err != nil {
+				return err
+			}
+			return inner(tx)
+		}
+	}
 	for try := 0; try < 4; try++ {
 		err = a.st.InTx(ctx, fn)
 		if !errors.Is(err, store.ErrStale) {
@@ -156,6 +169,9 @@ func (a *App) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
 	}
 	switch {
 	case err == nil:
+		if cl != nil {
+			cl.recorded.Store(true)
+		}
 		return nil
 	case errors.Is(err, store.ErrStale):
 		return occ.E(occ.CodeResourceConflict, "The resource changed concurrently; read it again and retry.")

@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/riverqueue/river"
 
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store"
 )
 
@@ -56,26 +58,31 @@ const (
 // testEnv is the use cases over a fresh, bootstrapped database, with no
 // worker and no HTTP server.
 type testEnv struct {
-	t     *testing.T
-	ctx   context.Context
-	st    *store.Store
-	app   *App
-	admin occ.Caller // the bootstrap service principal
+	t       *testing.T
+	ctx     context.Context
+	st      *store.Store
+	keyring *secrets.Keyring // every App of the env shares it, as replicas share the keyset
+	app     *App
+	admin   occ.Caller // the bootstrap service principal
 }
 
 // newTestEnv bootstraps the database at url and opens the use cases on it
-// with opts.
+// with opts (and a keyring of the env's).
 func newTestEnv(t *testing.T, url string, opts Options) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	st := openStore(t, url)
-	if _, err := Bootstrap(ctx, st, noJobs{}, BootstrapOptions{DataDir: t.TempDir(), AdminEmail: testAdminEmail,
+	dir := t.TempDir()
+	if _, err := Bootstrap(ctx, st, noJobs{}, BootstrapOptions{DataDir: dir, AdminEmail: testAdminEmail,
 		AdminPassword: testAdminPassword, APIKey: testAdminKey}); err != nil {
 		t.Fatal(err)
 	}
-	e := &testEnv{t: t, ctx: ctx, st: st}
+	kr, err := secrets.Open(filepath.Join(dir, "secrets.keyset"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{t: t, ctx: ctx, st: st, keyring: kr}
 	e.app = e.reopen(opts)
-	var err error
 	if e.admin, err = iam.NewAuthenticator(st).ServiceKey(ctx, testAdminKey); err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +90,12 @@ func newTestEnv(t *testing.T, url string, opts Options) *testEnv {
 }
 
 // reopen returns new use cases over the same database, as a restarted
-// process has.
+// process (or another replica) has.
 func (e *testEnv) reopen(opts Options) *App {
 	e.t.Helper()
+	if opts.Secrets == nil {
+		opts.Secrets = e.keyring
+	}
 	a, err := New(e.ctx, e.st, noJobs{}, opts)
 	if err != nil {
 		e.t.Fatal(err)
