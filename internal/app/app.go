@@ -32,8 +32,9 @@ type Enqueuer interface {
 // Options tune the use cases.
 type Options struct {
 	MaxAttempts              int              // teardown attempt budget
-	SignInFailuresPerAccount int              // per minute; default 10
-	SignInFailuresPerClient  int              // per minute; default 20
+	SignInFailuresPerAccount int              // per account and client address, per minute; default 10
+	SignInFailuresPerClient  int              // per client address, per minute; default 20
+	SignInConcurrency        int              // password hashes at once; default 2
 	SessionLifetime          time.Duration    // browser sessions
 	KeyDefaultTTL            time.Duration    // service keys without expiresIn
 	Secrets                  *secrets.Keyring // encrypts Secret values at rest
@@ -89,9 +90,11 @@ type App struct {
 	now    func() time.Time
 	instID string
 
-	accountThrottle, clientThrottle *throttle
-	idemKey                         []byte   // HMAC key of Idempotency-Key request digests
-	idemInFlight                    sync.Map // IdempotencyClaim marks of requests running in this process
+	pairThrottle, clientThrottle *throttle // failed sign-ins per account-and-client, per client
+	hashes                       *hashGate
+	checkPassword                func(password, hash string) bool // iam.CheckPassword; tests hold it
+	idemKey                      []byte                           // HMAC key of Idempotency-Key request digests
+	idemInFlight                 sync.Map                         // IdempotencyClaim marks of requests running in this process
 
 	hosts       nativeAdminHosts // derived native admin host labels → Agents
 	nativeKeyMu sync.Mutex
@@ -120,9 +123,13 @@ func New(ctx context.Context, st *store.Store, jobs Enqueuer, opts Options) (*Ap
 	if opts.SignInFailuresPerClient <= 0 {
 		opts.SignInFailuresPerClient = def.Auth.SignInFailuresPerClient
 	}
+	if opts.SignInConcurrency <= 0 {
+		opts.SignInConcurrency = def.Auth.SignInConcurrency
+	}
 	a := &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID,
-		accountThrottle: newThrottle(opts.SignInFailuresPerAccount, time.Minute),
-		clientThrottle:  newThrottle(opts.SignInFailuresPerClient, time.Minute)}
+		pairThrottle:   newThrottle(opts.SignInFailuresPerAccount, time.Minute),
+		clientThrottle: newThrottle(opts.SignInFailuresPerClient, time.Minute),
+		hashes:         newHashGate(opts.SignInConcurrency), checkPassword: iam.CheckPassword}
 	if opts.Secrets != nil {
 		if a.idemKey, err = installationKey(ctx, st, opts.Secrets, in.ID, "idempotency"); err != nil {
 			return nil, fmt.Errorf("idempotency key: %w", err)
