@@ -21,14 +21,9 @@ func TestBootstrapConcurrentReplicas(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
 		const replicas = 8
 		ctx := context.Background()
-		stores := []*store.Store{openStore(t, url)}
-		for len(stores) < replicas {
-			st, err := store.Open(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			stores = append(stores, st)
+		var stores []*store.Store
+		for range replicas {
+			stores = append(stores, storetest.Open(t, url))
 		}
 		dir := t.TempDir()
 		results := make([]BootstrapResult, replicas)

@@ -11,27 +11,13 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store"
+	"github.com/openclaw/occ/internal/store/storetest"
 )
 
 // noJobs is an Enqueuer that drops work: use case tests run no worker.
 type noJobs struct{}
 
 func (noJobs) Enqueue(context.Context, *store.Tx, river.JobArgs) error { return nil }
-
-// openStore opens and migrates the database at url, closed when the test
-// ends.
-func openStore(t *testing.T, url string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
 
 // count returns the number of rows of table matching where ("" = all).
 func count(t *testing.T, st *store.Store, table, where string) int {
@@ -71,7 +57,7 @@ type testEnv struct {
 func newTestEnv(t *testing.T, url string, opts Options) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	st := openStore(t, url)
+	st := storetest.Open(t, url)
 	dir := t.TempDir()
 	if _, err := Bootstrap(ctx, st, noJobs{}, BootstrapOptions{DataDir: dir, AdminEmail: testAdminEmail,
 		AdminPassword: testAdminPassword, APIKey: testAdminKey}); err != nil {

@@ -174,7 +174,10 @@ func TestSignInLimits(t *testing.T) {
 func TestSignInUnknownEmail(t *testing.T) {
 	e := newTestEnv(t, storetest.URL(t, "sqlite"), Options{})
 	var hashes []string
-	e.app.checkPassword = func(password, hash string) bool { hashes = append(hashes, hash); return iam.CheckPassword(password, hash) }
+	e.app.checkPassword = func(password, hash string) bool {
+		hashes = append(hashes, hash)
+		return iam.CheckPassword(password, hash)
+	}
 	_, known := e.app.SignIn(e.ctx, testAdminEmail, "wrong password", "192.0.2.1")
 	_, unknown := e.app.SignIn(e.ctx, "nobody@occ.test", "wrong password", "192.0.2.1")
 	if known == nil || known.Error() != unknown.Error() {
