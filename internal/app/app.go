@@ -32,8 +32,9 @@ type Enqueuer interface {
 // Options tune the use cases.
 type Options struct {
 	MaxAttempts              int              // teardown attempt budget
-	SignInFailuresPerAccount int              // per minute; default 10
-	SignInFailuresPerClient  int              // per minute; default 20
+	SignInFailuresPerAccount int              // per account and client address, per minute; default 10
+	SignInFailuresPerClient  int              // per client address, per minute; default 20
+	SignInConcurrency        int              // password hashes at once; default 2
 	SessionLifetime          time.Duration    // browser sessions
 	KeyDefaultTTL            time.Duration    // service keys without expiresIn
 	Secrets                  *secrets.Keyring // encrypts Secret values at rest
@@ -89,8 +90,11 @@ type App struct {
 	now    func() time.Time
 	instID string
 
-	accountThrottle, clientThrottle *throttle
-	idemKey                         []byte // HMAC key of Idempotency-Key request digests
+	pairThrottle, clientThrottle *throttle // failed sign-ins per account-and-client, per client
+	hashes                       *hashGate
+	checkPassword                func(password, hash string) bool // iam.CheckPassword; tests hold it
+	idemKey                      []byte                           // HMAC key of Idempotency-Key request digests
+	idemInFlight                 sync.Map                         // IdempotencyClaim marks of requests running in this process
 
 	hosts       nativeAdminHosts // derived native admin host labels → Agents
 	nativeKeyMu sync.Mutex
@@ -119,9 +123,13 @@ func New(ctx context.Context, st *store.Store, jobs Enqueuer, opts Options) (*Ap
 	if opts.SignInFailuresPerClient <= 0 {
 		opts.SignInFailuresPerClient = def.Auth.SignInFailuresPerClient
 	}
+	if opts.SignInConcurrency <= 0 {
+		opts.SignInConcurrency = def.Auth.SignInConcurrency
+	}
 	a := &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID,
-		accountThrottle: newThrottle(opts.SignInFailuresPerAccount, time.Minute),
-		clientThrottle:  newThrottle(opts.SignInFailuresPerClient, time.Minute)}
+		pairThrottle:   newThrottle(opts.SignInFailuresPerAccount, time.Minute),
+		clientThrottle: newThrottle(opts.SignInFailuresPerClient, time.Minute),
+		hashes:         newHashGate(opts.SignInConcurrency), checkPassword: iam.CheckPassword}
 	if opts.Secrets != nil {
 		if a.idemKey, err = installationKey(ctx, st, opts.Secrets, in.ID, "idempotency"); err != nil {
 			return nil, fmt.Errorf("idempotency key: %w", err)
@@ -145,9 +153,21 @@ func (a *App) Authorizer() *iam.Authorizer { return a.authz }
 // tx runs fn in a transaction, turning database failures into 503 and
 // keeping occ errors as they are. A transaction that lost an optimistic
 // race (another request changed the row between read and write) runs again
-// on fresh state, a few times, before answering 409.
+// on fresh state, a few times, before answering 409. The first transaction
+// of a request under an IdempotencyClaim also writes the claim's record,
+// so the record commits exactly when the change does.
 func (a *App) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
 	var err error
+	cl := claimIn(ctx)
+	if cl != nil {
+		inner := fn
+		fn = func(tx *store.Tx) error {
+			if err := cl.record(ctx, tx); err != nil {
+				return err
+			}
+			return inner(tx)
+		}
+	}
 	for try := 0; try < 4; try++ {
 		err = a.st.InTx(ctx, fn)
 		if !errors.Is(err, store.ErrStale) {
@@ -156,6 +176,9 @@ func (a *App) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
 	}
 	switch {
 	case err == nil:
+		if cl != nil {
+			cl.recorded.Store(true)
+		}
 		return nil
 	case errors.Is(err, store.ErrStale):
 		return occ.E(occ.CodeResourceConflict, "The resource changed concurrently; read it again and retry.")

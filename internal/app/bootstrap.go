@@ -38,6 +38,11 @@ const KeyFileName = "bootstrap-admin.key"
 // installation service principal with the admin role and a service key, the
 // built-in roles, the default Namespace and the audit event. It does nothing
 // when an installation exists: later starts never re-bootstrap.
+//
+// Replicas may start at once on one database: the transaction first takes
+// the start-up lock and then looks for the installation again, so the
+// replicas that waited for the first one find its installation, roll back
+// whole, and start as a later start would, with Created false.
 func Bootstrap(ctx context.Context, st *store.Store, q Enqueuer, o BootstrapOptions) (BootstrapResult, error) {
 	res := BootstrapResult{AdminEmail: o.AdminEmail, KeyFile: filepath.Join(o.DataDir, KeyFileName)}
 	if _, err := st.GetInstallation(ctx); err == nil {
@@ -60,9 +65,10 @@ func Bootstrap(ctx context.Context, st *store.Store, q Enqueuer, o BootstrapOpti
 	} else if !iam.ServiceKeyPattern.MatchString(key) {
 		return res, errors.New("OCC_BOOTSTRAP_API_KEY must be occ_ followed by at least 32 characters of [A-Za-z0-9_]")
 	}
-	// Write the key beside its final name first; it is moved into place
+	// Write the key beside its final name first (a name of its own, so
+	// replicas sharing the directory never collide); it is moved into place
 	// only after the transaction commits, and never overwrites a file.
-	tmp, err := writeExclusive(res.KeyFile+".tmp", key+"\n")
+	tmp, err := writeTemp(o.DataDir, KeyFileName+".*.tmp", key+"\n")
 	if err != nil {
 		return res, err
 	}
@@ -79,6 +85,14 @@ func Bootstrap(ctx context.Context, st *store.Store, q Enqueuer, o BootstrapOpti
 	def := occ.Namespace{ID: occ.NewID(occ.PrefixNamespace), Name: "default", Status: occ.NamespaceProvisioning,
 		CreatedAt: now, UpdatedAt: now, Version: 1}
 	err = st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.LockStartup(ctx); err != nil {
+			return fmt.Errorf("take the start-up lock: %w", err)
+		}
+		if _, err := tx.GetInstallation(ctx); err == nil {
+			return errBootstrappedElsewhere
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("check installation: %w", err)
+		}
 		if err := tx.InsertInstallation(ctx, in); err != nil {
 			return fmt.Errorf("insert installation: %w", err)
 		}
@@ -112,6 +126,9 @@ func Bootstrap(ctx context.Context, st *store.Store, q Enqueuer, o BootstrapOpti
 			Details: map[string]any{"adminPrincipalId": human.ID, "servicePrincipalId": svc.ID, "keyId": sk.ID,
 				"defaultNamespaceId": def.ID}})
 	})
+	if errors.Is(err, errBootstrappedElsewhere) {
+		return BootstrapResult{AdminEmail: o.AdminEmail, KeyFile: res.KeyFile}, SyncBuiltinRoles(ctx, st)
+	}
 	if err != nil {
 		return res, fmt.Errorf("bootstrap: %w", err)
 	}
@@ -122,17 +139,27 @@ func Bootstrap(ctx context.Context, st *store.Store, q Enqueuer, o BootstrapOpti
 	return res, nil
 }
 
-// writeExclusive creates path with mode 0600, failing if it exists.
-func writeExclusive(path, content string) (string, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// errBootstrappedElsewhere rolls back a bootstrap that lost the race for
+// the one installation row to another replica.
+var errBootstrappedElsewhere = errors.New("another replica bootstrapped the installation")
+
+// writeTemp creates a new file in dir, named after pattern (see
+// os.CreateTemp), with mode 0600 and content, and returns its path.
+func writeTemp(dir, pattern, content string) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
-		return "", fmt.Errorf("create %s: %w", path, err)
+		return "", fmt.Errorf("create a file in %s: %w", dir, err)
 	}
 	if _, err := f.WriteString(content); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return "", err
 	}
-	return path, f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // insertBuiltinRoles adds the four built-in roles.
@@ -147,9 +174,13 @@ func insertBuiltinRoles(ctx context.Context, tx *store.Tx, now time.Time) error 
 }
 
 // SyncBuiltinRoles brings the built-in roles' permissions up to this
-// version's definition on every start.
+// version's definition on every start, under the start-up lock so that
+// replicas starting at once never write the same rows together.
 func SyncBuiltinRoles(ctx context.Context, st *store.Store) error {
 	return st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.LockStartup(ctx); err != nil {
+			return fmt.Errorf("take the start-up lock: %w", err)
+		}
 		for name, perms := range iam.BuiltinRoles() {
 			r, err := tx.GetRoleByName(ctx, "", name)
 			if errors.Is(err, store.ErrNotFound) {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/openclaw/occ/internal/occ"
@@ -21,44 +22,111 @@ type Replay struct {
 	Body   string
 }
 
-// BeginIdempotent claims key for this request (its operation, path and
+var (
+	errIdempotencyReused = occ.Invalid(occ.MsgIdempotencyKeyReused,
+		occ.Detail{Path: "/Idempotency-Key", Code: occ.DetailInvalidValue})
+	errIdempotencyUnfinished = occ.E(occ.CodeResourceConflict, occ.MsgIdempotencyUnfinished)
+)
+
+// IdempotencyClaim is one request's hold on its Idempotency-Key.
+//
+// The key's record is written inside the first transaction the request's
+// use case commits (App.tx), together with the change: a request that
+// dies before committing leaves no record, so its retry runs afresh; one
+// that committed leaves a record that answers 409 until Finish stores the
+// response, and its change is never made twice. Two requests with one key
+// at once: the second is refused before it starts when both reach one
+// process, and otherwise at its transaction, where the record's primary
+// key admits one.
+type IdempotencyClaim struct {
+	a        *App
+	rec      store.IdempotentResponse
+	mark     string      // the in-process mark: principal ID and key
+	recorded atomic.Bool // a committed transaction wrote the record
+}
+
+// BeginIdempotent looks up key for this request (its operation, path and
 // body). It returns a replay when the same request already succeeded,
 // INVALID_REQUEST when the key was used for another request, and
-// RESOURCE_CONFLICT while the first is in progress. Only a keyed digest of
-// the request is stored, so a body's secrets cannot be guessed from it.
-func (a *App) BeginIdempotent(ctx context.Context, c occ.Caller, key, operation, path string, body []byte) (*Replay, error) {
+// RESOURCE_CONFLICT while a request with the key is in progress or its
+// committed outcome has no stored response; otherwise a claim to run the
+// request under (Context, then Finish). Only a keyed digest of the request
+// is stored, so a body's secrets cannot be guessed from it.
+func (a *App) BeginIdempotent(ctx context.Context, c occ.Caller, key, operation, path string, body []byte) (*IdempotencyClaim, *Replay, error) {
 	mac := hmac.New(sha256.New, a.idemKey)
 	mac.Write([]byte(operation + "\n" + path + "\n"))
 	mac.Write(body)
-	digest := hex.EncodeToString(mac.Sum(nil))
 	now := a.now()
-	rec := store.IdempotentResponse{PrincipalID: c.PrincipalID, Key: key, Operation: operation, RequestDigest: digest, CreatedAt: occ.Millis(now)}
-	err := a.st.ClaimIdempotencyKey(ctx, rec, occ.Millis(now.Add(-IdempotencyWindow)))
-	if err == nil {
-		return nil, nil
-	}
-	if !errors.Is(err, store.ErrConflict) {
-		return nil, occ.Unavailable(err)
-	}
+	rec := store.IdempotentResponse{PrincipalID: c.PrincipalID, Key: key, Operation: operation,
+		RequestDigest: hex.EncodeToString(mac.Sum(nil)), CreatedAt: occ.Millis(now)}
 	prev, err := a.st.GetIdempotentResponse(ctx, c.PrincipalID, key)
-	if err != nil {
-		return nil, occ.Unavailable(err)
-	}
 	switch {
-	case prev.Operation != operation || prev.RequestDigest != digest:
-		return nil, occ.Invalid("The Idempotency-Key was already used with a different request.",
-			occ.Detail{Path: "/Idempotency-Key", Code: occ.DetailInvalidValue})
+	case errors.Is(err, store.ErrNotFound), err == nil && prev.CreatedAt < expiredBefore(rec):
+	case err != nil:
+		return nil, nil, occ.Unavailable(err)
+	case prev.Operation != operation || prev.RequestDigest != rec.RequestDigest:
+		return nil, nil, errIdempotencyReused
 	case prev.Status == 0:
-		return nil, occ.E(occ.CodeResourceConflict, "A request with this Idempotency-Key is still in progress, or its outcome is unknown.")
+		return nil, nil, errIdempotencyUnfinished
+	default:
+		return nil, &Replay{Status: prev.Status, Body: prev.Body}, nil
 	}
-	return &Replay{Status: prev.Status, Body: prev.Body}, nil
+	cl := &IdempotencyClaim{a: a, rec: rec, mark: c.PrincipalID + "\x00" + key}
+	if _, busy := a.idemInFlight.LoadOrStore(cl.mark, true); busy {
+		return nil, nil, errIdempotencyUnfinished
+	}
+	return cl, nil, nil
 }
 
-// FinishIdempotent stores a successful first response, or releases the key
-// after a failure so the request can be retried with it.
-func (a *App) FinishIdempotent(ctx context.Context, c occ.Caller, key string, status int, body string) error {
-	if status >= 200 && status < 300 {
-		return a.st.CompleteIdempotencyKey(ctx, c.PrincipalID, key, status, body)
-	}
-	return a.st.ReleaseIdempotencyKey(ctx, c.PrincipalID, key)
+// expiredBefore is the creation time before which a record of the key is
+// forgotten.
+func expiredBefore(rec store.IdempotentResponse) int64 {
+	return rec.CreatedAt - IdempotencyWindow.Milliseconds()
 }
+
+type claimKey struct{}
+
+// Context returns ctx carrying the claim, for the use case to run under.
+func (cl *IdempotencyClaim) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, claimKey{}, cl)
+}
+
+// claimIn returns the claim ctx carries that no committed transaction has
+// recorded yet, or nil.
+func claimIn(ctx context.Context) *IdempotencyClaim {
+	cl, _ := ctx.Value(claimKey{}).(*IdempotencyClaim)
+	if cl == nil || cl.recorded.Load() {
+		return nil
+	}
+	return cl
+}
+
+// record writes the claim's record in tx; a record another request wrote
+// first refuses this one.
+func (cl *IdempotencyClaim) record(ctx context.Context, tx *store.Tx) error {
+	err := tx.ClaimIdempotencyKey(ctx, cl.rec, expiredBefore(cl.rec))
+	if errors.Is(err, store.ErrConflict) {
+		return errIdempotencyUnfinished
+	}
+	return err
+}
+
+// Finish stores a successful first response, or forgets the record after
+// a failure so the request can be retried with the key. When no
+// transaction committed under the claim there is nothing to store: a retry
+// runs afresh.
+func (cl *IdempotencyClaim) Finish(ctx context.Context, status int, body string) error {
+	defer cl.Release()
+	switch {
+	case !cl.recorded.Load():
+		return nil
+	case status >= 200 && status < 300:
+		return cl.a.st.CompleteIdempotencyKey(ctx, cl.rec.PrincipalID, cl.rec.Key, status, body)
+	}
+	return cl.a.st.ReleaseIdempotencyKey(ctx, cl.rec.PrincipalID, cl.rec.Key)
+}
+
+// Release drops the claim's in-process mark (Finish does; a deferred
+// Release covers a request that never reached Finish). It may be called
+// more than once.
+func (cl *IdempotencyClaim) Release() { cl.a.idemInFlight.Delete(cl.mark) }

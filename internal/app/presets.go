@@ -255,10 +255,10 @@ func (a *App) seedPresets(ctx context.Context, tx *store.Tx, nsID, actor string)
 		if err != nil {
 			return err
 		}
-		if err := tx.InsertPreset(ctx, row); errors.Is(err, store.ErrConflict) {
-			continue // the Namespace has a Preset of that name: left alone
-		} else if err != nil {
+		if added, err := tx.InsertPresetIfAbsent(ctx, row); err != nil {
 			return occ.Unavailable(err)
+		} else if !added {
+			continue // the Namespace has a Preset of that name: left alone
 		}
 		if err := a.record(ctx, tx, occ.AuditEvent{Action: actPresetSeed, ActorID: actor, Resource: p.Ref(), Details: map[string]any{"name": t.Name}}); err != nil {
 			return err

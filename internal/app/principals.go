@@ -25,7 +25,12 @@ func (a *App) CreateHuman(ctx context.Context, c occ.Caller, email, name, passwo
 	if err := validName("name", name); err != nil {
 		return occ.Principal{}, err
 	}
+	leave, err := a.hashes.enter(ctx)
+	if err != nil {
+		return occ.Principal{}, err
+	}
 	hash, err := iam.HashPassword(password)
+	leave()
 	if err != nil {
 		return occ.Principal{}, occ.Wrap(occ.CodeInternal, occ.MsgInternal, err)
 	}

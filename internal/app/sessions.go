@@ -25,34 +25,45 @@ type SignInResult struct {
 
 var errBadCredentials = occ.E(occ.CodeUnauthenticated, "The email or password is not correct.")
 
-// SignIn checks a local password and opens a session. Failures are
-// throttled per account and per client address (429 with Retry-After) and
-// cost the same whether or not the account exists.
+// SignIn checks a local password and opens a session.
+//
+// Every attempt is charged, before its password is checked, to its
+// (account, client address) pair and to its client address (429 with
+// Retry-After over either limit), and taken back when it succeeds; so
+// attempts made at once cannot slip past the limits, and a stranger's
+// wrong guesses lock the account only for the stranger's address, never
+// for the owner's. At most Options.SignInConcurrency passwords are hashed
+// at once (argon2id holds 64 MiB each); an attempt that finds no free slot
+// in time is refused with 429 and not charged. An unknown email is hashed
+// against a dummy, through the same steps, so it costs what a known one
+// costs.
 func (a *App) SignIn(ctx context.Context, email, password, clientAddr string) (SignInResult, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	now := a.now()
-	for _, k := range []struct {
-		t   *throttle
-		key string
-	}{{a.accountThrottle, email}, {a.clientThrottle, clientAddr}} {
-		if blocked, wait := k.t.blocked(k.key, now); blocked {
-			return SignInResult{}, &occ.Error{Code: occ.CodeRateLimited, Message: "Too many failed sign-ins; try again later.",
-				RetryAfter: int(math.Ceil(wait.Seconds()))}
-		}
+	refund, err := a.chargeSignIn(email, clientAddr, now)
+	if err != nil {
+		return SignInResult{}, err
 	}
 	p, err := a.st.GetPrincipalByEmail(ctx, email)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		refund()
 		return SignInResult{}, occ.Unavailable(err)
 	}
-	if !iam.CheckPassword(password, p.PasswordHash) || p.Disabled {
-		a.accountThrottle.fail(email, now)
-		a.clientThrottle.fail(clientAddr, now)
+	leave, err := a.hashes.enter(ctx)
+	if err != nil {
+		refund()
+		return SignInResult{}, err
+	}
+	ok := a.checkPassword(password, p.PasswordHash)
+	leave()
+	if !ok || p.Disabled {
 		ev := audit.Denial("auth.sign_in", orUnknown(p.ID), occ.ResourceRef{Kind: "principal", ID: orUnknown(p.ID)}, "INVALID_CREDENTIALS", nil)
 		if err := audit.Append(ctx, a.st, ev); err != nil {
 			return SignInResult{}, occ.Unavailable(err)
 		}
 		return SignInResult{}, errBadCredentials
 	}
+	refund()
 	res := SignInResult{Token: iam.NewSessionToken(), Principal: p, ExpiresAt: now.Add(a.opts.SessionLifetime)}
 	s := occ.Session{ID: occ.NewID(occ.PrefixSession), PrincipalID: p.ID, Digest: iam.Digest(res.Token), CreatedAt: now, ExpiresAt: res.ExpiresAt}
 	err = a.tx(ctx, func(tx *store.Tx) error {
@@ -70,6 +81,26 @@ func (a *App) SignIn(ctx context.Context, email, password, clientAddr string) (S
 		}
 	}
 	return res, nil
+}
+
+// chargeSignIn charges one sign-in attempt to its account-and-client pair
+// and to its client, or refuses it (429) when either is at its limit; the
+// returned function takes the charge back.
+func (a *App) chargeSignIn(email, client string, now time.Time) (func(), error) {
+	pair := email + "\x00" + client
+	ok, wait := a.pairThrottle.take(pair, now)
+	if ok {
+		if ok, wait = a.clientThrottle.take(client, now); !ok {
+			a.pairThrottle.refund(pair, now)
+		}
+	}
+	if !ok {
+		return nil, &occ.Error{Code: occ.CodeRateLimited, Message: occ.MsgSignInThrottled, RetryAfter: int(math.Ceil(wait.Seconds()))}
+	}
+	return func() {
+		a.pairThrottle.refund(pair, now)
+		a.clientThrottle.refund(client, now)
+	}, nil
 }
 
 func orUnknown(id string) string {

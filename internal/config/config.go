@@ -126,12 +126,18 @@ type Auth struct {
 	// SessionLifetime is the lifetime of a browser session. Default 168h
 	// (7 days); 5m..720h.
 	SessionLifetime Duration `yaml:"sessionLifetime"`
-	// SignInFailuresPerAccount is how many failed sign-ins per account and
-	// minute are allowed. Default 10; 1..1000.
+	// SignInFailuresPerAccount is how many failed sign-ins to one account
+	// from one client address are allowed per minute (a stranger's guesses
+	// never lock the owner out of the owner's address). Default 10; 1..1000.
 	SignInFailuresPerAccount int `yaml:"signInFailuresPerAccount"`
-	// SignInFailuresPerClient is how many failed sign-ins per client and
-	// minute are allowed. Default 20; 1..1000.
+	// SignInFailuresPerClient is how many failed sign-ins from one client
+	// address, to any accounts, are allowed per minute. Default 20; 1..1000.
 	SignInFailuresPerClient int `yaml:"signInFailuresPerClient"`
+	// SignInConcurrency is how many sign-in passwords one process hashes
+	// at once; each argon2id hash holds 64 MiB, so it bounds sign-in
+	// memory. A sign-in that finds no free slot within 2 s gets 429 with
+	// Retry-After. Default 2; 1..64.
+	SignInConcurrency int `yaml:"signInConcurrency"`
 	// BootstrapAdminPassword is the first admin's password, from
 	// OCC_BOOTSTRAP_ADMIN_PASSWORD only; empty means generate one.
 	BootstrapAdminPassword string `yaml:"-"`
@@ -300,6 +306,7 @@ func defaults() *Config {
 			SessionLifetime:          Duration(7 * 24 * time.Hour),
 			SignInFailuresPerAccount: 10,
 			SignInFailuresPerClient:  20,
+			SignInConcurrency:        2,
 		},
 		Logging:       Logging{Level: "info", Format: "text"},
 		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},

@@ -84,6 +84,7 @@ func TestDefaults(t *testing.T) {
 			SessionLifetime:          Duration(168 * time.Hour),
 			SignInFailuresPerAccount: 10,
 			SignInFailuresPerClient:  20,
+			SignInConcurrency:        2,
 		},
 		Logging:       Logging{Level: "info", Format: "text"},
 		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},
@@ -399,6 +400,7 @@ func TestEnvNames(t *testing.T) {
 		"nativeAdminUI.domain":            "OCC_NATIVE_ADMIN_UI_DOMAIN",
 		"nativeAdminUI.recheckInterval":   "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
 		"auth.signInFailuresPerClient":    "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
+		"auth.signInConcurrency":          "OCC_AUTH_SIGN_IN_CONCURRENCY",
 		"runtime.nodeVersion":             "OCC_RUNTIME_NODE_VERSION",
 		"limits.defaultBodyBytes":         "OCC_LIMITS_DEFAULT_BODY_BYTES",
 		"worker.pollInterval":             "OCC_WORKER_POLL_INTERVAL",
@@ -448,8 +450,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 31 {
-		t.Errorf("len(Keys()) = %d, want 31: %v", len(keys), keys)
+	if len(keys) != 32 {
+		t.Errorf("len(Keys()) = %d, want 32: %v", len(keys), keys)
 	}
 }
 
@@ -479,6 +481,7 @@ func TestValidateRanges(t *testing.T) {
 		{"worker.concurrency", func(c *Config, v int64) { c.Worker.Concurrency = int(v) }, 1, 256},
 		{"auth.signInFailuresPerAccount", func(c *Config, v int64) { c.Auth.SignInFailuresPerAccount = int(v) }, 1, 1000},
 		{"auth.signInFailuresPerClient", func(c *Config, v int64) { c.Auth.SignInFailuresPerClient = int(v) }, 1, 1000},
+		{"auth.signInConcurrency", func(c *Config, v int64) { c.Auth.SignInConcurrency = int(v) }, 1, 64},
 		{"worker.convergenceTimeout", func(c *Config, v int64) { c.Worker.ConvergenceTimeout = Duration(v) }, int64(time.Second), int64(24 * time.Hour)},
 		{"worker.pollInterval", func(c *Config, v int64) { c.Worker.PollInterval = Duration(v) }, int64(10 * time.Millisecond), int64(10 * time.Second)},
 		{"auth.sessionLifetime", func(c *Config, v int64) { c.Auth.SessionLifetime = Duration(v) }, int64(5 * time.Minute), int64(720 * time.Hour)},

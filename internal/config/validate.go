@@ -136,6 +136,7 @@ func (c *Config) Validate() error {
 	v.durationRange("auth.sessionLifetime", c.Auth.SessionLifetime, 5*time.Minute, 720*time.Hour)
 	v.intRange("auth.signInFailuresPerAccount", int64(c.Auth.SignInFailuresPerAccount), 1, 1000)
 	v.intRange("auth.signInFailuresPerClient", int64(c.Auth.SignInFailuresPerClient), 1, 1000)
+	v.intRange("auth.signInConcurrency", int64(c.Auth.SignInConcurrency), 1, 64)
 	if c.Auth.BootstrapAPIKey != "" && !apiKeyPattern.MatchString(c.Auth.BootstrapAPIKey) {
 		// Never echo the key itself.
 		v.add("auth.bootstrapAPIKey", "%s must match %s", envBootstrapAPIKey, apiKeyPattern)

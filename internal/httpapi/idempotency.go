@@ -37,7 +37,7 @@ func (m idempotency) middleware(next http.Handler) http.Handler {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		c := callerFrom(r.Context())
-		replay, err := m.app.BeginIdempotent(r.Context(), c, key, rt.OperationID, r.URL.Path, body)
+		claim, replay, err := m.app.BeginIdempotent(r.Context(), c, key, rt.OperationID, r.URL.Path, body)
 		if err != nil {
 			contract.WriteError(w, r, err)
 			return
@@ -46,9 +46,10 @@ func (m idempotency) middleware(next http.Handler) http.Handler {
 			writeReplay(w, r, replay)
 			return
 		}
+		defer claim.Release()
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		if err := m.app.FinishIdempotent(context.WithoutCancel(r.Context()), c, key, rec.status, rec.body.String()); err != nil {
+		next.ServeHTTP(rec, r.WithContext(claim.Context(r.Context())))
+		if err := claim.Finish(context.WithoutCancel(r.Context()), rec.status, rec.body.String()); err != nil {
 			m.log.Error("store idempotent response", "requestId", contract.RequestID(r.Context()), "error", err)
 		}
 	})

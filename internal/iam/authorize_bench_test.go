@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/iam"
-	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -49,7 +48,7 @@ func BenchmarkAuthorize(b *testing.B) {
 				}
 				url = storetest.URL(b, "postgres")
 			}
-			st := openBenchStore(b, url)
+			st := storetest.Open(b, url)
 			subject, agent, ns := loadBenchPolicy(b, st)
 			a := iam.NewAuthorizer(st)
 			ctx := context.Background()
@@ -114,21 +113,6 @@ func measure(b *testing.B, op func() error) {
 	slices.Sort(durs)
 	b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(durs[len(durs)*99/100].Nanoseconds()), "p99-ns")
-}
-
-// openBenchStore opens and migrates a store, as occ serve does.
-func openBenchStore(b *testing.B, url string) *store.Store {
-	b.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, jobs.Migrate(st)); err != nil {
-		b.Fatal(err)
-	}
-	return st
 }
 
 // loadBenchPolicy inserts the principals, roles, bindings and restrictions,

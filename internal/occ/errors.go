@@ -129,6 +129,16 @@ const (
 	MsgDependency      = "A required platform dependency is unavailable."
 	MsgInternal        = "An unexpected error occurred."
 	MsgUntrustedOrigin = "A trusted browser Origin is required for this request."
+	// MsgSignInThrottled refuses a sign-in over its failure limits.
+	MsgSignInThrottled = "Too many failed sign-ins; try again later."
+	// MsgPasswordChecksBusy refuses a sign-in when every password check
+	// slot stayed busy.
+	MsgPasswordChecksBusy = "Too many sign-ins at once; try again shortly."
+	// MsgIdempotencyKeyReused refuses a key already used with another request.
+	MsgIdempotencyKeyReused = "The Idempotency-Key was already used with a different request."
+	// MsgIdempotencyUnfinished answers a key whose first request is running,
+	// or committed without its response being stored.
+	MsgIdempotencyUnfinished = "A request with this Idempotency-Key is still in progress, or its outcome is unknown."
 )
 
 // Common errors.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/openclaw/occ/internal/config"
@@ -17,16 +18,108 @@ import (
 
 func start(t *testing.T, dir, dbURL, role string, env ...string) *server.Main {
 	t.Helper()
-	cfg, err := config.Load(config.Source{Env: env, Flags: map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
-		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": origin, "role": role}})
+	m, err := startMain(dir, dbURL, role, nil, env...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &server.Main{Config: cfg, Out: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if err := m.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	return m
+}
+
+// startMain starts occ on a data directory and database; opt (may be nil)
+// adjusts it first.
+func startMain(dir, dbURL, role string, opt func(*server.Main), env ...string) (*server.Main, error) {
+	cfg, err := config.Load(config.Source{Env: env, Flags: map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
+		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": origin, "role": role}})
+	if err != nil {
+		return nil, err
+	}
+	m := &server.Main{Config: cfg, Out: io.Discard, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if opt != nil {
+		opt(m)
+	}
+	return m, m.Start(context.Background())
+}
+
+// startTogether starts n occ processes at the same moment; start(i) starts
+// the i-th. Each started one is closed when the test ends.
+func startTogether(t *testing.T, n int, start func(i int) (*server.Main, error)) ([]*server.Main, []error) {
+	ms := make([]*server.Main, n)
+	errs := make([]error, n)
+	begin := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-begin
+			ms[i], errs[i] = start(i)
+		})
+	}
+	close(begin)
+	wg.Wait()
+	for _, m := range ms {
+		if m != nil {
+			t.Cleanup(func() { m.Close() })
+		}
+	}
+	return ms, errs
+}
+
+// TestReplicasStartTogether: API replicas started at the same moment on
+// one fresh PostgreSQL database (each with its own data directory, sharing
+// the keyset, with an installation Preset to seed) all start and serve one
+// installation; exactly one wrote the bootstrap key, and that key works on
+// every replica.
+func TestReplicasStartTogether(t *testing.T) {
+	const replicas = 4
+	url := storetest.URL(t, "postgres")
+	keyset := filepath.Join(t.TempDir(), "secrets.keyset")
+	dirs := make([]string, replicas)
+	for i := range dirs {
+		dirs[i] = t.TempDir()
+	}
+	ms, errs := startTogether(t, replicas, func(i int) (*server.Main, error) {
+		return startMain(dirs[i], url, "api", withInstallationSettings, "OCC_SECRETS_KEYSET_FILE="+keyset)
+	})
+	var key []byte
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d did not start: %v", i, err)
+		}
+		if k, err := os.ReadFile(filepath.Join(dirs[i], "bootstrap-admin.key")); err == nil {
+			if key != nil {
+				t.Fatal("two replicas wrote a bootstrap key")
+			}
+			key = k
+		}
+	}
+	if key == nil {
+		t.Fatal("no replica wrote the bootstrap key")
+	}
+	for i, m := range ms {
+		e := &env{t: t, m: m, base: "http://" + m.Addr(), admin: strings.TrimSpace(string(key)), client: http.DefaultClient}
+		if r := e.call("GET", "/namespaces", e.admin, nil); r.Status != 200 || len(r.list()) != 1 {
+			t.Fatalf("replica %d: namespaces = %d %v", i, r.Status, r.Body)
+		}
+	}
+}
+
+// TestSQLiteStartsTogether: occ processes started at the same moment on one
+// fresh SQLite data directory: one starts, and every other says the data
+// directory is in use (never a half-applied migration).
+func TestSQLiteStartsTogether(t *testing.T) {
+	dir := t.TempDir()
+	url := storetest.URL(t, "sqlite")
+	_, errs := startTogether(t, 6, func(int) (*server.Main, error) { return startMain(dir, url, "api", nil) })
+	started := 0
+	for i, err := range errs {
+		if err == nil {
+			started++
+		} else if !strings.Contains(err.Error(), "another occ process uses this data directory") {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
+	if started != 1 {
+		t.Errorf("%d processes started, want 1", started)
+	}
 }
 
 // TestBootstrapOnce: the first start writes a 0600 key file; a restart

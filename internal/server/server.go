@@ -93,14 +93,16 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if m.keyring, err = secrets.Open(cfg.Secrets.KeysetFile); err != nil {
 		return fmt.Errorf("cannot open the secrets keyset (secrets.keysetFile): %w", err)
 	}
-	if m.st, err = Open(ctx, cfg); err != nil {
-		return err
-	}
-	if m.st.Dialect() == store.SQLite {
+	if strings.HasPrefix(cfg.DatabaseURL, "sqlite://") {
 		// One process per SQLite file: River's orphan rescue relies on it.
+		// Taken before migrating, so a second process started at the same
+		// moment stops here rather than inside a migration.
 		if m.lock, err = lockFile(filepath.Join(cfg.DataDir, "occ.lock")); err != nil {
 			return err
 		}
+	}
+	if m.st, err = Open(ctx, cfg); err != nil {
+		return err
 	}
 	driver, err := m.driver()
 	if err != nil {
@@ -131,7 +133,8 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if m.app, err = app.New(ctx, m.st, enq, app.Options{Backends: backendsOf(cfg), Presets: presetsOf(cfg), ComputeDriver: driver.Name(), Compute: caps,
 		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
-		Secrets: m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(worked),
+		SignInConcurrency: cfg.Auth.SignInConcurrency,
+		Secrets:           m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(worked),
 		Diagnose: diagnoserOf(worked),
 		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,
 			CookieDomain: cfg.NativeAdminUI.CookieDomain, PublicOrigin: cfg.PublicOrigin}}); err != nil {

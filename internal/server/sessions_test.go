@@ -1,9 +1,15 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/openclaw/occ/internal/httpapi/contracttest"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -76,4 +82,66 @@ func TestSessionsAndCSRF(t *testing.T) {
 			t.Fatalf("right password while throttled = %d", r.Status)
 		}
 	})
+}
+
+// TestSignInBurst: a stranger fires parallel wrong sign-ins at the admin's
+// email from one address. At most the per-account-and-client limit of them
+// is checked (charged before hashing, so concurrency does not slip past
+// it); every other gets 429 RATE_LIMITED with Retry-After (over the limit,
+// or no hashing slot free in time). Once locked out, the stranger's address
+// stays locked out of that account even with the right password, and the
+// owner, from another address, signs in.
+func TestSignInBurst(t *testing.T) {
+	const burst, limit = 24, 10 // limit: auth.signInFailuresPerAccount's default
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	const admin = "admin@occ.local"
+	answers := make([]resp, burst)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() { answers[i] = e.signInFrom("127.0.0.1", admin, "wrong password") })
+	}
+	wg.Wait()
+	checked := 0
+	for _, r := range answers {
+		switch {
+		case r.Status == 401:
+			checked++
+		case r.Status != 429 || r.code() != "RATE_LIMITED" || r.Header.Get("Retry-After") == "":
+			t.Fatalf("answer to a wrong sign-in in a burst = %d %v %v", r.Status, r.Body, r.Header)
+		}
+	}
+	if checked > limit {
+		t.Fatalf("%d of %d parallel wrong sign-ins were checked, want at most %d", checked, burst, limit)
+	}
+	// Attempts refused for lack of a hashing slot were not charged: guess
+	// on until the address is locked out of the account.
+	for i := 0; ; i++ {
+		if r := e.signInFrom("127.0.0.1", admin, "wrong password"); r.Status == 429 {
+			break
+		} else if r.Status != 401 || i == limit {
+			t.Fatalf("wrong sign-in %d after the burst = %d %v", i, r.Status, r.Body)
+		}
+	}
+	if r := e.signInFrom("127.0.0.1", admin, adminPassword); r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("right password from the locked-out address = %d %v", r.Status, r.Body)
+	}
+	if r := e.signInFrom("127.0.0.2", admin, adminPassword); r.Status != 200 {
+		t.Fatalf("the owner from another address = %d %v", r.Status, r.Body)
+	}
+}
+
+// signInFrom signs in from a loopback source address, from any goroutine.
+func (e *env) signInFrom(sourceIP, email, password string) resp {
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(sourceIP)}}
+	client := &http.Client{Transport: contracttest.NewValidatingTransport(e.t, e.spec, &http.Transport{DialContext: dialer.DialContext})}
+	raw, _ := json.Marshal(map[string]any{"email": email, "password": password})
+	res, err := client.Post(e.base+"/api/auth/sign-in", "application/json", bytes.NewReader(raw))
+	if err != nil {
+		e.t.Errorf("sign in from %s: %v", sourceIP, err)
+		return resp{}
+	}
+	defer res.Body.Close()
+	out := resp{Status: res.StatusCode, Header: res.Header}
+	_ = json.NewDecoder(res.Body).Decode(&out.Body)
+	return out
 }

@@ -14,7 +14,7 @@ import (
 
 func TestAccountsStore(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		st := open(t, url)
+		st := storetest.Open(t, url)
 		t.Run("ServiceAccounts", func(t *testing.T) { testServiceAccounts(t, st) })
 		t.Run("CredentialSources", func(t *testing.T) { testCredentialSources(t, st) })
 		t.Run("NamespaceOwned", func(t *testing.T) { testAccountsBlockNamespace(t, st) })

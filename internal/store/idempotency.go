@@ -5,7 +5,8 @@ import (
 )
 
 // IdempotentResponse is the first response to a caller's Idempotency-Key;
-// Status 0 marks a request still in progress.
+// Status 0 marks a request whose change committed (or is committing) and
+// whose response is not stored yet.
 type IdempotentResponse struct {
 	PrincipalID   string
 	Key           string
@@ -16,9 +17,10 @@ type IdempotentResponse struct {
 	CreatedAt     int64
 }
 
-// ClaimIdempotencyKey records that a request with this key has started,
-// after dropping an expired record of the same key. A key already claimed
-// or answered is ErrConflict.
+// ClaimIdempotencyKey writes the record of a request's key, without its
+// response, in the transaction that makes the request's change, after
+// dropping an expired record of the same key. A key already recorded is
+// ErrConflict (on PostgreSQL the transaction can then only roll back).
 func (q Q) ClaimIdempotencyKey(ctx context.Context, r IdempotentResponse, expiredBefore int64) error {
 	if _, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE principal_id = $1 AND idem_key = $2 AND created_at < $3`,
 		r.PrincipalID, r.Key, expiredBefore); err != nil {
@@ -43,8 +45,8 @@ func (q Q) CompleteIdempotencyKey(ctx context.Context, principalID, key string, 
 		status, body, principalID, key))
 }
 
-// ReleaseIdempotencyKey forgets a claim whose request failed, so the same
-// key may be tried again.
+// ReleaseIdempotencyKey forgets the record of a key whose request failed
+// after a transaction committed, so the same key may be tried again.
 func (q Q) ReleaseIdempotencyKey(ctx context.Context, principalID, key string) error {
 	_, err := q.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE principal_id = $1 AND idem_key = $2 AND status = 0`, principalID, key)
 	return classify(err)

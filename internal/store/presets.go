@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // PresetRow is a Preset as stored; its settings stay encoded so a row that
 // cannot be decoded still lists with its readable metadata.
@@ -25,11 +28,28 @@ func scanPreset(r rowScanner) (PresetRow, error) {
 	return p, classify(err)
 }
 
-// InsertPreset stores a Preset; a taken name is ErrConflict.
+const insertPreset = `INSERT INTO presets (` + presetCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+
+func presetArgs(p PresetRow) []any {
+	return []any{p.ID, p.NamespaceID, p.Name, p.Source, p.SchemaVersion, p.Settings, p.Version, p.CreatedBy, p.CreatedAt, p.UpdatedAt}
+}
+
+// InsertPreset stores a Preset; a taken name is ErrConflict (on
+// PostgreSQL the transaction can then only roll back).
 func (q Q) InsertPreset(ctx context.Context, p PresetRow) error {
-	_, err := q.q.ExecContext(ctx, `INSERT INTO presets (`+presetCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		p.ID, p.NamespaceID, p.Name, p.Source, p.SchemaVersion, p.Settings, p.Version, p.CreatedBy, p.CreatedAt, p.UpdatedAt)
+	_, err := q.q.ExecContext(ctx, insertPreset, presetArgs(p)...)
 	return classify(err)
+}
+
+// InsertPresetIfAbsent stores a Preset unless its Namespace has one of that
+// name, and reports whether it did; a taken name leaves the transaction
+// usable.
+func (q Q) InsertPresetIfAbsent(ctx context.Context, p PresetRow) (bool, error) {
+	err := affected(q.q.ExecContext(ctx, insertPreset+` ON CONFLICT (namespace_id, name) DO NOTHING`, presetArgs(p)...))
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // GetPreset returns one Preset of a Namespace.

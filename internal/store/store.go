@@ -46,7 +46,8 @@ type Q struct{ q querier }
 // Tx is one database transaction.
 type Tx struct {
 	Q
-	tx *sql.Tx
+	tx      *sql.Tx
+	dialect Dialect
 }
 
 // SQL returns the underlying transaction, for River's transactional enqueue.
@@ -151,7 +152,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{Q: Q{q: sqlTx}, tx: sqlTx}
+	tx := &Tx{Q: Q{q: sqlTx}, tx: sqlTx, dialect: s.dialect}
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err

@@ -13,22 +13,9 @@ import (
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
-func open(t *testing.T, url string) *store.Store {
-	t.Helper()
-	st, err := store.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(context.Background(), jobs.Migrate(st)); err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 func TestStore(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		st := open(t, url)
+		st := storetest.Open(t, url)
 		ctx := context.Background()
 		t.Run("MigrateIsRepeatable", func(t *testing.T) {
 			if err := st.Migrate(ctx, jobs.Migrate(st)); err != nil {

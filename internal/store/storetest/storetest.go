@@ -14,7 +14,9 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver for schema set-up
 
+	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
 )
 
 // Dialects are the lanes every store and API suite runs on.
@@ -74,4 +76,20 @@ func Each(t *testing.T, fn func(t *testing.T, databaseURL string)) {
 	for _, d := range Dialects {
 		t.Run(d, func(t *testing.T) { fn(t, URL(t, d)) })
 	}
+}
+
+// Open connects to the database at url and migrates it as occ serve does
+// (occ's migrations, then River's); the pool is closed when the test ends.
+func Open(t testing.TB, url string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx, jobs.Migrate(st)); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
