@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/openclaw/occ/internal/store/storetest"
 )
 
 // TestSQLiteFilesArePrivate: the database and its WAL and shared-memory
@@ -25,7 +27,7 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "occ.db")
 			tt.prepare(path)
-			open(t, "sqlite://"+path) // migrates: writes the WAL
+			storetest.Open(t, "sqlite://"+path) // migrates: writes the WAL
 			for _, p := range []string{path, path + "-wal", path + "-shm"} {
 				fi, err := os.Stat(p)
 				if err != nil {
