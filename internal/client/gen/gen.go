@@ -2571,12 +2571,20 @@ type ClientInterface interface {
 
 	// CreateNamespaceBindingWithBody Create a namespace binding
 	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
 	CreateNamespaceBindingWithBody(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceBindingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateNamespaceBinding Create a namespace binding
+	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2600,12 +2608,20 @@ type ClientInterface interface {
 
 	// CreateNamespaceRestrictionWithBody Create a namespace restriction
 	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
 	CreateNamespaceRestrictionWithBody(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceRestrictionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateNamespaceRestriction Create a namespace restriction
+	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4021,6 +4037,10 @@ func (c *Client) ListNamespaceBindings(ctx context.Context, namespaceId Namespac
 
 // CreateNamespaceBindingWithBody Create a namespace binding
 //
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
@@ -4037,6 +4057,10 @@ func (c *Client) CreateNamespaceBindingWithBody(ctx context.Context, namespaceId
 }
 
 // CreateNamespaceBinding Create a namespace binding
+//
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4100,6 +4124,10 @@ func (c *Client) ListNamespaceRestrictions(ctx context.Context, namespaceId Name
 
 // CreateNamespaceRestrictionWithBody Create a namespace restriction
 //
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
@@ -4116,6 +4144,10 @@ func (c *Client) CreateNamespaceRestrictionWithBody(ctx context.Context, namespa
 }
 
 // CreateNamespaceRestriction Create a namespace restriction
+//
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10165,12 +10197,20 @@ type ClientWithResponsesInterface interface {
 
 	// CreateNamespaceBindingWithBodyWithResponse Create a namespace binding
 	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
 	CreateNamespaceBindingWithBodyWithResponse(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceBindingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateNamespaceBindingResponse, error)
 
 	// CreateNamespaceBindingWithResponse Create a namespace binding
+	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10200,12 +10240,20 @@ type ClientWithResponsesInterface interface {
 
 	// CreateNamespaceRestrictionWithBodyWithResponse Create a namespace restriction
 	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
 	CreateNamespaceRestrictionWithBodyWithResponse(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceRestrictionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateNamespaceRestrictionResponse, error)
 
 	// CreateNamespaceRestrictionWithResponse Create a namespace restriction
+	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15964,6 +16012,10 @@ func (c *ClientWithResponses) ListNamespaceBindingsWithResponse(ctx context.Cont
 
 // CreateNamespaceBindingWithBodyWithResponse Create a namespace binding
 //
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
@@ -15976,6 +16028,10 @@ func (c *ClientWithResponses) CreateNamespaceBindingWithBodyWithResponse(ctx con
 }
 
 // CreateNamespaceBindingWithResponse Create a namespace binding
+//
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16029,6 +16085,10 @@ func (c *ClientWithResponses) ListNamespaceRestrictionsWithResponse(ctx context.
 
 // CreateNamespaceRestrictionWithBodyWithResponse Create a namespace restriction
 //
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
@@ -16041,6 +16101,10 @@ func (c *ClientWithResponses) CreateNamespaceRestrictionWithBodyWithResponse(ctx
 }
 
 // CreateNamespaceRestrictionWithResponse Create a namespace restriction
+//
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
