@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/credgateway"
+	"github.com/openclaw/occ/internal/credgateway/credgatewaytest"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/secrets"
@@ -18,14 +21,48 @@ import (
 )
 
 // env is the use cases over one fresh, bootstrapped database (a storetest
-// URL), with no worker: queued work is dropped, so a new Namespace stays
-// provisioning, which every use case here accepts.
+// URL) with a Credential Gateway (credgatewaytest), and no worker: queued
+// work is dropped, so a new Namespace stays provisioning.
 type env struct {
 	t     *testing.T
 	ctx   context.Context
 	st    *store.Store
 	app   *app.App
 	admin occ.Caller // the bootstrap service principal: the installation administrator
+	ns    string     // set by withNamespace
+	cfg   string     // a Configuration in ns, set by withNamespace
+	gw    *hookedGateway
+}
+
+// hookedGateway is the env's Credential Gateway client (credgatewaytest's)
+// with a hook run at the start of the next Register calls: a credential
+// source update registers between reading the source and writing it, so
+// the hook is "another writer got there first".
+type hookedGateway struct {
+	credgateway.Client
+	mu    sync.Mutex
+	hook  func()
+	times int
+}
+
+// before runs hook at the start of the next n Register calls.
+func (g *hookedGateway) before(n int, hook func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.hook, g.times = hook, n
+}
+
+func (g *hookedGateway) Register(ctx context.Context, r credgateway.Registration) error {
+	g.mu.Lock()
+	hook := g.hook
+	if g.times--; g.times < 0 {
+		hook = nil
+	}
+	g.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return g.Client.Register(ctx, r)
 }
 
 // noJobs is an Enqueuer that drops the work (no worker runs in these tests).
@@ -36,8 +73,8 @@ func (noJobs) Enqueue(context.Context, *store.Tx, river.JobArgs) error { return 
 const adminKey = "occ_0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // newEnv migrates and bootstraps the database at url and returns the use
-// cases with the installation administrator as e.admin.
-func newEnv(t *testing.T, url string) *env {
+// cases with the installation administrator as e.admin, after options.
+func newEnv(t *testing.T, url string, options ...func(*env)) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, url)
@@ -57,7 +94,8 @@ func newEnv(t *testing.T, url string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.New(ctx, st, noJobs{}, app.Options{Secrets: keyring})
+	gw := &hookedGateway{Client: credgateway.New(credgatewaytest.New(t).URL)}
+	a, err := app.New(ctx, st, noJobs{}, app.Options{Secrets: keyring, CredentialGateway: gw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +103,42 @@ func newEnv(t *testing.T, url string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ctx: ctx, st: st, app: a, admin: admin}
+	e := &env{t: t, ctx: ctx, st: st, app: a, admin: admin, gw: gw}
+	for _, o := range options {
+		o(e)
+	}
+	return e
+}
+
+// withT returns a copy of e that reports to a subtest.
+func (e *env) withT(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// withNamespace gives the env a ready Namespace (e.ns) holding one
+// Configuration (e.cfg), for tests of Namespace-owned resources.
+func withNamespace(e *env) {
+	e.ns = e.namespace("work")
+	e.must("make the Namespace ready", e.st.InTx(e.ctx, func(tx *store.Tx) error {
+		ns, err := tx.GetNamespace(e.ctx, e.ns)
+		if err != nil {
+			return err
+		}
+		ns.Status = occ.NamespaceReady
+		_, err = tx.UpdateNamespace(e.ctx, ns)
+		return err
+	}))
+	e.cfg = e.configuration()
+}
+
+// configuration creates an empty agent Configuration in e.ns.
+func (e *env) configuration() string {
+	e.t.Helper()
+	c, err := e.app.CreateConfiguration(e.ctx, e.admin, e.ns, app.ConfigurationInput{Name: "c-" + occ.NewUUID()[:8], Kind: occ.ConfigurationKindAgent})
+	e.must("create configuration", err)
+	return c.ID
 }
 
 // namespace creates a Namespace as the administrator and returns its ID.

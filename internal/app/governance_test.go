@@ -131,7 +131,7 @@ func TestInstallationAdminRemovesRestrictionsOnItself(t *testing.T) {
 			e.must("delete "+id, e.app.DeleteRestriction(e.ctx, e.admin, nsA, id))
 		}
 		e.must("read A after lifting", second(e.app.GetNamespace(e.ctx, e.admin, nsA)))
-		e.must("delete A after lifting", second(e.app.DeleteNamespace(e.ctx, e.admin, nsA, nil)))
+		e.must("delete A after lifting", second(e.app.DeleteNamespace(e.ctx, e.admin, nsA, app.IfMatch{})))
 	})
 }
 

@@ -129,6 +129,11 @@ const (
 	MsgDependency      = "A required platform dependency is unavailable."
 	MsgInternal        = "An unexpected error occurred."
 	MsgUntrustedOrigin = "A trusted browser Origin is required for this request."
+	// MsgPreconditionFailed answers an If-Match naming another version.
+	MsgPreconditionFailed = "The resource has changed since it was read (If-Match does not match its ETag)."
+	// MsgChangedConcurrently answers a change that kept losing races to
+	// concurrent writers (RESOURCE_CONFLICT).
+	MsgChangedConcurrently = "The resource kept changing while this change was applied; read it again and retry."
 )
 
 // Common errors.

@@ -1777,11 +1777,29 @@ type CreateNamespaceParams struct {
 
 // DeleteNamespaceParams defines parameters for DeleteNamespace.
 type DeleteNamespaceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateNamespaceParams defines parameters for UpdateNamespace.
 type UpdateNamespaceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1799,6 +1817,15 @@ type CreateAgentParams struct {
 
 // UpdateAgentParams defines parameters for UpdateAgent.
 type UpdateAgentParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1853,11 +1880,29 @@ type CreateConfigurationParams struct {
 
 // DeleteConfigurationParams defines parameters for DeleteConfiguration.
 type DeleteConfigurationParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateConfigurationParams defines parameters for UpdateConfiguration.
 type UpdateConfigurationParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1875,11 +1920,29 @@ type CreateCredentialSourceParams struct {
 
 // DeleteCredentialSourceParams defines parameters for DeleteCredentialSource.
 type DeleteCredentialSourceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateCredentialSourceParams defines parameters for UpdateCredentialSource.
 type UpdateCredentialSourceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1933,11 +1996,29 @@ type CreatePresetParams struct {
 
 // DeletePresetParams defines parameters for DeletePreset.
 type DeletePresetParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdatePresetParams defines parameters for UpdatePreset.
 type UpdatePresetParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1955,11 +2036,29 @@ type CreateSecretParams struct {
 
 // DeleteSecretParams defines parameters for DeleteSecret.
 type DeleteSecretParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateSecretParams defines parameters for UpdateSecret.
 type UpdateSecretParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1977,6 +2076,15 @@ type CreateServiceAccountParams struct {
 
 // DeleteServiceAccountParams defines parameters for DeleteServiceAccount.
 type DeleteServiceAccountParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
