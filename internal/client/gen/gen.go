@@ -1678,13 +1678,19 @@ type Error = ErrorBody
 
 // ListServiceKeysParams defines parameters for ListServiceKeys.
 type ListServiceKeysParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
-	PageSize    *PageSize                     `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken   *PageToken                    `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action      *string                       `form:"action,omitempty" json:"action,omitempty"`
 	Kind        *ListAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1704,13 +1710,19 @@ type ListAuditEventsParamsOutcome string
 
 // ListBackendsParams defines parameters for ListBackends.
 type ListBackendsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListBindingsParams defines parameters for ListBindings.
 type ListBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1722,13 +1734,19 @@ type CreateBindingParams struct {
 
 // ListPrincipalsParams defines parameters for ListPrincipals.
 type ListPrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListRestrictionsParams defines parameters for ListRestrictions.
 type ListRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1740,7 +1758,10 @@ type CreateRestrictionParams struct {
 
 // ListRolesParams defines parameters for ListRoles.
 type ListRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1752,7 +1773,10 @@ type CreateRoleParams struct {
 
 // ListServicePrincipalsParams defines parameters for ListServicePrincipals.
 type ListServicePrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1764,7 +1788,10 @@ type CreateServicePrincipalParams struct {
 
 // ListNamespacesParams defines parameters for ListNamespaces.
 type ListNamespacesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1804,7 +1831,10 @@ type UpdateNamespaceParams struct {
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1836,7 +1866,10 @@ type DeployAgentParams struct {
 
 // ListAgentRevisionsParams defines parameters for ListAgentRevisions.
 type ListAgentRevisionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1848,7 +1881,10 @@ type StopAgentParams struct {
 
 // ListNamespaceAuditEventsParams defines parameters for ListNamespaceAuditEvents.
 type ListNamespaceAuditEventsParams struct {
-	PageSize   *PageSize                              `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken  *PageToken                             `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action     *string                                `form:"action,omitempty" json:"action,omitempty"`
 	Kind       *ListNamespaceAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1867,7 +1903,10 @@ type ListNamespaceAuditEventsParamsOutcome string
 
 // ListConfigurationsParams defines parameters for ListConfigurations.
 type ListConfigurationsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1907,7 +1946,10 @@ type UpdateConfigurationParams struct {
 
 // ListCredentialSourcesParams defines parameters for ListCredentialSources.
 type ListCredentialSourcesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1947,7 +1989,10 @@ type UpdateCredentialSourceParams struct {
 
 // ListNamespaceBindingsParams defines parameters for ListNamespaceBindings.
 type ListNamespaceBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1959,7 +2004,10 @@ type CreateNamespaceBindingParams struct {
 
 // ListNamespaceRestrictionsParams defines parameters for ListNamespaceRestrictions.
 type ListNamespaceRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1971,7 +2019,10 @@ type CreateNamespaceRestrictionParams struct {
 
 // ListNamespaceRolesParams defines parameters for ListNamespaceRoles.
 type ListNamespaceRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1983,7 +2034,10 @@ type CreateNamespaceRoleParams struct {
 
 // ListPresetsParams defines parameters for ListPresets.
 type ListPresetsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -2023,7 +2077,10 @@ type UpdatePresetParams struct {
 
 // ListSecretsParams defines parameters for ListSecrets.
 type ListSecretsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -2063,7 +2120,10 @@ type UpdateSecretParams struct {
 
 // ListServiceAccountsParams defines parameters for ListServiceAccounts.
 type ListServiceAccountsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 

@@ -1679,13 +1679,19 @@ type Error = ErrorBody
 
 // ListServiceKeysParams defines parameters for ListServiceKeys.
 type ListServiceKeysParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
-	PageSize    *PageSize                     `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken   *PageToken                    `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action      *string                       `form:"action,omitempty" json:"action,omitempty"`
 	Kind        *ListAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1705,13 +1711,19 @@ type ListAuditEventsParamsOutcome string
 
 // ListBackendsParams defines parameters for ListBackends.
 type ListBackendsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListBindingsParams defines parameters for ListBindings.
 type ListBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1723,13 +1735,19 @@ type CreateBindingParams struct {
 
 // ListPrincipalsParams defines parameters for ListPrincipals.
 type ListPrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListRestrictionsParams defines parameters for ListRestrictions.
 type ListRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1741,7 +1759,10 @@ type CreateRestrictionParams struct {
 
 // ListRolesParams defines parameters for ListRoles.
 type ListRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1753,7 +1774,10 @@ type CreateRoleParams struct {
 
 // ListServicePrincipalsParams defines parameters for ListServicePrincipals.
 type ListServicePrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1765,7 +1789,10 @@ type CreateServicePrincipalParams struct {
 
 // ListNamespacesParams defines parameters for ListNamespaces.
 type ListNamespacesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1805,7 +1832,10 @@ type UpdateNamespaceParams struct {
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1837,7 +1867,10 @@ type DeployAgentParams struct {
 
 // ListAgentRevisionsParams defines parameters for ListAgentRevisions.
 type ListAgentRevisionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1849,7 +1882,10 @@ type StopAgentParams struct {
 
 // ListNamespaceAuditEventsParams defines parameters for ListNamespaceAuditEvents.
 type ListNamespaceAuditEventsParams struct {
-	PageSize   *PageSize                              `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken  *PageToken                             `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action     *string                                `form:"action,omitempty" json:"action,omitempty"`
 	Kind       *ListNamespaceAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1868,7 +1904,10 @@ type ListNamespaceAuditEventsParamsOutcome string
 
 // ListConfigurationsParams defines parameters for ListConfigurations.
 type ListConfigurationsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1908,7 +1947,10 @@ type UpdateConfigurationParams struct {
 
 // ListCredentialSourcesParams defines parameters for ListCredentialSources.
 type ListCredentialSourcesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1948,7 +1990,10 @@ type UpdateCredentialSourceParams struct {
 
 // ListNamespaceBindingsParams defines parameters for ListNamespaceBindings.
 type ListNamespaceBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1960,7 +2005,10 @@ type CreateNamespaceBindingParams struct {
 
 // ListNamespaceRestrictionsParams defines parameters for ListNamespaceRestrictions.
 type ListNamespaceRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1972,7 +2020,10 @@ type CreateNamespaceRestrictionParams struct {
 
 // ListNamespaceRolesParams defines parameters for ListNamespaceRoles.
 type ListNamespaceRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1984,7 +2035,10 @@ type CreateNamespaceRoleParams struct {
 
 // ListPresetsParams defines parameters for ListPresets.
 type ListPresetsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -2024,7 +2078,10 @@ type UpdatePresetParams struct {
 
 // ListSecretsParams defines parameters for ListSecrets.
 type ListSecretsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -2064,7 +2121,10 @@ type UpdateSecretParams struct {
 
 // ListServiceAccountsParams defines parameters for ListServiceAccounts.
 type ListServiceAccountsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
