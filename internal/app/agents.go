@@ -269,12 +269,7 @@ func (a *App) UpdateAgent(ctx context.Context, c occ.Caller, nsID, id string, p 
 	if err := a.require(ctx, c, occ.P(occ.KindAgent, occ.ActionUpdate), agentRef(nsID, id), actAgentUpdate, a.seeAgent(nsID, id)); err != nil {
 		return occ.Agent{}, err
 	}
-	var out occ.Agent
-	err := a.optimistic(ctx, id, func() (err error) {
-		out, err = a.patchAgent(ctx, c, nsID, id, p, ifMatch)
-		return err
-	})
-	return out, err
+	return retried(ctx, a, id, func() (occ.Agent, error) { return a.patchAgent(ctx, c, nsID, id, p, ifMatch) })
 }
 
 // patchAgent is one attempt of UpdateAgent, on the stored Agent as it is

@@ -272,12 +272,7 @@ func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 			return occ.Configuration{}, err
 		}
 	}
-	var out occ.Configuration
-	err := a.optimistic(ctx, id, func() (err error) {
-		out, err = a.patchConfiguration(ctx, c, nsID, id, p, ifMatch)
-		return err
-	})
-	return out, err
+	return retried(ctx, a, id, func() (occ.Configuration, error) { return a.patchConfiguration(ctx, c, nsID, id, p, ifMatch) })
 }
 
 // patchConfiguration is one attempt of UpdateConfiguration, on the stored

@@ -329,12 +329,9 @@ func (a *App) UpdateCredentialSource(ctx context.Context, c occ.Caller, nsID, id
 		a.seeCredentialSource(nsID, id)); err != nil {
 		return occ.CredentialSource{}, err
 	}
-	var out occ.CredentialSource
-	err = a.optimistic(ctx, id, func() (err error) {
-		out, err = a.replaceSourceSecrets(ctx, c, gw, nsID, id, secrets, ifMatch)
-		return err
+	return retried(ctx, a, id, func() (occ.CredentialSource, error) {
+		return a.replaceSourceSecrets(ctx, c, gw, nsID, id, secrets, ifMatch)
 	})
-	return out, err
 }
 
 // replaceSourceSecrets is one attempt of UpdateCredentialSource, on the

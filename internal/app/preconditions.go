@@ -83,6 +83,16 @@ func (a *App) optimistic(ctx context.Context, key string, attempt func() error) 
 	return occ.Unavailable(err)
 }
 
+// retried is optimistic for an attempt that returns the changed resource.
+func retried[T any](ctx context.Context, a *App, key string, attempt func() (T, error)) (T, error) {
+	var out T
+	err := a.optimistic(ctx, key, func() (err error) {
+		out, err = attempt()
+		return err
+	})
+	return out, err
+}
+
 // pause waits for d or until ctx ends (503: the request is gone).
 func pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

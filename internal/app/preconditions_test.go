@@ -86,39 +86,46 @@ func changeKey(n int) string { return fmt.Sprintf("change-%d", n) }
 // re-applies a change that lost the race), and every change is kept.
 func TestConcurrentPatchesWithoutPrecondition(t *testing.T) {
 	const perWriter = 10
+	eachPatchable(t, func(t *testing.T, e *env, r patchable, id string) {
+		v0, err := r.patch(e, id, 0, app.IfMatch{})
+		e.must("first change", err)
+		var wg sync.WaitGroup
+		for w := 0; w < 2; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < perWriter; i++ {
+					if _, err := r.patch(e, id, 1+w*perWriter+i, app.IfMatch{}); err != nil {
+						t.Errorf("writer %d, change %d: %v", w, i, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		// One more change shows that every change advanced the version.
+		v, err := r.patch(e, id, 1+2*perWriter, app.IfMatch{})
+		e.must("last change", err)
+		if want := v0 + 2*perWriter + 1; v != want {
+			t.Fatalf("version %d after the first change, %d after %d more, want %d", v0, v, 2*perWriter+1, want)
+		}
+		if r.kind == "configuration" {
+			e.wantAllChanges(id, 2*perWriter+2)
+		}
+	})
+}
+
+// eachPatchable runs fn on a new resource of every patchable kind, as a
+// subtest per database and kind.
+func eachPatchable(t *testing.T, fn func(t *testing.T, e *env, r patchable, id string)) {
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, withNamespace)
 		for _, r := range patchables {
 			t.Run(r.kind, func(t *testing.T) {
 				e := e.withT(t)
-				id := r.make(e)
-				v0, err := r.patch(e, id, 0, app.IfMatch{})
-				e.must("first change", err)
-				var wg sync.WaitGroup
-				for w := 0; w < 2; w++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for i := 0; i < perWriter; i++ {
-							if _, err := r.patch(e, id, 1+w*perWriter+i, app.IfMatch{}); err != nil {
-								t.Errorf("writer %d, change %d: %v", w, i, err)
-							}
-						}
-					}()
-				}
-				wg.Wait()
-				if t.Failed() {
-					return
-				}
-				// One more change shows that every change advanced the version.
-				v, err := r.patch(e, id, 1+2*perWriter, app.IfMatch{})
-				e.must("last change", err)
-				if want := v0 + 2*perWriter + 1; v != want {
-					t.Fatalf("version %d after the first change, %d after %d more, want %d", v0, v, 2*perWriter+1, want)
-				}
-				if r.kind == "configuration" {
-					e.wantAllChanges(id, 2*perWriter+2)
-				}
+				fn(t, e, r, r.make(e))
 			})
 		}
 	})
@@ -142,32 +149,28 @@ func (e *env) wantAllChanges(id string, n int) {
 // TestIfMatch: "*" matches any existing resource (a missing one stays 404),
 // a version matches only itself (412 otherwise), on every PATCH route.
 func TestIfMatch(t *testing.T) {
+	eachPatchable(t, func(t *testing.T, e *env, r patchable, id string) {
+		v, err := r.patch(e, id, 1, app.MatchAny())
+		e.must("If-Match: * on an existing resource", err)
+		e.wantCode("a stale version", second(r.patch(e, id, 2, app.MatchVersion(v-1))), occ.CodePreconditionFailed)
+		e.wantCode("a version never held", second(r.patch(e, id, 2, app.MatchVersion(v+1))), occ.CodePreconditionFailed)
+		if got, err := r.patch(e, id, 3, app.MatchVersion(v)); err != nil || got != v+1 {
+			t.Fatalf("the current version: %d, %v; want version %d", got, err, v+1)
+		}
+		missing := occ.NewID(occ.PrefixOf(id))
+		e.wantCode("If-Match: * on a missing resource", second(r.patch(e, missing, 4, app.MatchAny())), occ.CodeNotFound)
+	})
+}
+
+// TestIfMatchOnDelete: deletes take the same preconditions.
+func TestIfMatchOnDelete(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, withNamespace)
-		for _, r := range patchables {
-			t.Run(r.kind, func(t *testing.T) {
-				e := e.withT(t)
-				id := r.make(e)
-				v, err := r.patch(e, id, 1, app.MatchAny())
-				e.must("If-Match: * on an existing resource", err)
-				e.wantCode("a stale version", second(r.patch(e, id, 2, app.MatchVersion(v-1))), occ.CodePreconditionFailed)
-				e.wantCode("a version never held", second(r.patch(e, id, 2, app.MatchVersion(v+1))), occ.CodePreconditionFailed)
-				if got, err := r.patch(e, id, 3, app.MatchVersion(v)); err != nil || got != v+1 {
-					t.Fatalf("the current version: %d, %v; want version %d", got, err, v+1)
-				}
-				missing := occ.NewID(occ.PrefixOf(id))
-				e.wantCode("If-Match: * on a missing resource", second(r.patch(e, missing, 4, app.MatchAny())), occ.CodeNotFound)
-			})
-		}
-		// Deletes take the same preconditions.
-		t.Run("delete", func(t *testing.T) {
-			e := e.withT(t)
-			id := e.configuration()
-			del := func(m app.IfMatch) error { return e.app.DeleteConfiguration(e.ctx, e.admin, e.ns, id, m) }
-			e.wantCode("delete with a stale version", del(app.MatchVersion(2)), occ.CodePreconditionFailed)
-			e.must("delete with If-Match: *", del(app.MatchAny()))
-			e.wantCode("delete a missing resource with If-Match: *", del(app.MatchAny()), occ.CodeNotFound)
-		})
+		id := e.configuration()
+		del := func(m app.IfMatch) error { return e.app.DeleteConfiguration(e.ctx, e.admin, e.ns, id, m) }
+		e.wantCode("delete with a stale version", del(app.MatchVersion(2)), occ.CodePreconditionFailed)
+		e.must("delete with If-Match: *", del(app.MatchAny()))
+		e.wantCode("delete a missing resource with If-Match: *", del(app.MatchAny()), occ.CodeNotFound)
 	})
 }
 

@@ -166,12 +166,7 @@ func (a *App) UpdatePreset(ctx context.Context, c occ.Caller, nsID, id string, p
 			return occ.Preset{}, err
 		}
 	}
-	var out occ.Preset
-	err := a.optimistic(ctx, id, func() (err error) {
-		out, err = a.patchPreset(ctx, c, nsID, id, p, ifMatch)
-		return err
-	})
-	return out, err
+	return retried(ctx, a, id, func() (occ.Preset, error) { return a.patchPreset(ctx, c, nsID, id, p, ifMatch) })
 }
 
 // patchPreset is one attempt of UpdatePreset, on the stored Preset as it

@@ -6,8 +6,8 @@ import (
 	"github.com/openclaw/occ/internal/app"
 )
 
-// TestIfMatch: the If-Match header becomes the use cases' precondition.
-func TestIfMatch(t *testing.T) {
+// TestIfMatchHeader: the If-Match header becomes the use cases' precondition.
+func TestIfMatchHeader(t *testing.T) {
 	for _, tc := range []struct {
 		header *string
 		want   app.IfMatch
