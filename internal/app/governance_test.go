@@ -49,6 +49,9 @@ func TestNamespaceAdminGovernsOnlyPrincipalsItCovers(t *testing.T) {
 		}
 		_, err = e.app.CreateBinding(e.ctx, adminA, nsA, app.GrantRequest{PrincipalID: e.admin.PrincipalID, RoleID: roleA.ID})
 		e.wantCode("Namespace admin binding the installation admin", err, occ.CodeForbidden)
+		if msg := occ.AsError(err).Message; msg != occ.MsgPrincipalNotCovered {
+			t.Fatalf("refusal message %q, want %q", msg, occ.MsgPrincipalNotCovered)
+		}
 		for action, n := range map[string]int{"iam.restrictions.create": 3, "iam.bindings.create": 1} {
 			got := e.denials(adminA.PrincipalID, action)
 			if len(got) != n {
