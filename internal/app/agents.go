@@ -264,10 +264,17 @@ func (a *App) ListAgents(ctx context.Context, c occ.Caller, nsID string, page Pa
 
 // UpdateAgent changes the draft: the Configuration reference (always
 // given), and tri-state settings. It queues no work and changes no revision.
-func (a *App) UpdateAgent(ctx context.Context, c occ.Caller, nsID, id string, p AgentPatch, ifMatch *int64) (occ.Agent, error) {
+// A concurrent change re-applies the patch to the new draft (optimistic).
+func (a *App) UpdateAgent(ctx context.Context, c occ.Caller, nsID, id string, p AgentPatch, ifMatch IfMatch) (occ.Agent, error) {
 	if err := a.require(ctx, c, occ.P(occ.KindAgent, occ.ActionUpdate), agentRef(nsID, id), actAgentUpdate, a.seeAgent(nsID, id)); err != nil {
 		return occ.Agent{}, err
 	}
+	return retried(ctx, a, id, func() (occ.Agent, error) { return a.patchAgent(ctx, c, nsID, id, p, ifMatch) })
+}
+
+// patchAgent is one attempt of UpdateAgent, on the stored Agent as it is
+// now.
+func (a *App) patchAgent(ctx context.Context, c occ.Caller, nsID, id string, p AgentPatch, ifMatch IfMatch) (occ.Agent, error) {
 	row, err := a.st.GetAgent(ctx, nsID, id)
 	if err != nil {
 		return occ.Agent{}, notFoundOr(err)
@@ -279,7 +286,7 @@ func (a *App) UpdateAgent(ctx context.Context, c occ.Caller, nsID, id string, p 
 	if cur.ReadError != nil {
 		return occ.Agent{}, occ.E(occ.CodeResourceConflict, "The Agent's saved settings cannot be read, so they cannot be patched.")
 	}
-	if err := checkVersion(ifMatch, cur.Version); err != nil {
+	if err := ifMatch.check(cur.Version); err != nil {
 		return occ.Agent{}, err
 	}
 	if err := a.requireConfiguration(ctx, c, nsID, p.ConfigurationID, actAgentUpdate); err != nil {
@@ -318,10 +325,8 @@ func (a *App) UpdateAgent(ctx context.Context, c occ.Caller, nsID, id string, p 
 	if err != nil {
 		return occ.Agent{}, err
 	}
-	err = a.tx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateAgent(ctx, out); errors.Is(err, store.ErrStale) {
-			return occ.E(occ.CodePreconditionFailed, "The Agent changed while it was being updated; read it again.")
-		} else if err != nil {
+	err = a.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateAgent(ctx, out); err != nil {
 			return notFoundOr(err)
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: actAgentUpdate, ActorID: c.PrincipalID, Resource: next.Ref(),

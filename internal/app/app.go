@@ -96,6 +96,7 @@ type App struct {
 	idemKey                      []byte                           // HMAC key of Idempotency-Key request digests
 	idemInFlight                 sync.Map                         // IdempotencyClaim marks of requests running in this process
 
+	writers     keyLocks         // one in-process writer at a time per resource (optimistic)
 	hosts       nativeAdminHosts // derived native admin host labels → Agents
 	nativeKeyMu sync.Mutex
 	nativeKey   []byte // HMAC key of native admin shared tokens, loaded on first use
@@ -150,44 +151,6 @@ func (a *App) InstallationID() string { return a.instID }
 // Authorizer exposes the one authorizer, for the HTTP layer's filters.
 func (a *App) Authorizer() *iam.Authorizer { return a.authz }
 
-// tx runs fn in a transaction, turning database failures into 503 and
-// keeping occ errors as they are. A transaction that lost an optimistic
-// race (another request changed the row between read and write) runs again
-// on fresh state, a few times, before answering 409. The first transaction
-// of a request under an IdempotencyClaim also writes the claim's record,
-// so the record commits exactly when the change does.
-func (a *App) tx(ctx context.Context, fn func(tx *store.Tx) error) error {
-	var err error
-	cl := claimIn(ctx)
-	if cl != nil {
-		inner := fn
-		fn = func(tx *store.Tx) error {
-			if err := cl.record(ctx, tx); err != nil {
-				return err
-			}
-			return inner(tx)
-		}
-	}
-	for try := 0; try < 4; try++ {
-		err = a.st.InTx(ctx, fn)
-		if !errors.Is(err, store.ErrStale) {
-			break
-		}
-	}
-	switch {
-	case err == nil:
-		if cl != nil {
-			cl.recorded.Store(true)
-		}
-		return nil
-	case errors.Is(err, store.ErrStale):
-		return occ.E(occ.CodeResourceConflict, "The resource changed concurrently; read it again and retry.")
-	case occ.AsError(err) != nil:
-		return err
-	}
-	return occ.Unavailable(err)
-}
-
 // record appends an audit event inside tx; failure fails the change (503).
 func (a *App) record(ctx context.Context, tx *store.Tx, ev occ.AuditEvent) error {
 	if ev.Kind == "" {
@@ -202,14 +165,15 @@ func (a *App) record(ctx context.Context, tx *store.Tx, ev occ.AuditEvent) error
 	return nil
 }
 
-// notFoundOr maps store.ErrNotFound to NOT_FOUND and other failures to 503.
+// notFoundOr maps store.ErrNotFound to NOT_FOUND and other failures to
+// 503, keeping occ errors, and store.ErrStale for optimistic to retry.
 func notFoundOr(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrNotFound):
 		return occ.ErrNotFound
-	case occ.AsError(err) != nil:
+	case occ.AsError(err) != nil, errors.Is(err, store.ErrStale):
 		return err
 	}
 	return occ.Unavailable(err)

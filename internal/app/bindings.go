@@ -89,7 +89,9 @@ func (a *App) targetLookups() map[occ.Kind]func(ctx context.Context, nsID, id st
 }
 
 // CreateBinding grants a role to a principal at a scope, optionally on one
-// exact resource. The caller must hold every permission it grants there.
+// exact resource. The caller must hold every permission it grants there,
+// and must govern the principal there (governs: hold every grant the
+// principal has in that scope).
 func (a *App) CreateBinding(ctx context.Context, c occ.Caller, scopeNS string, in GrantRequest) (occ.Binding, error) {
 	const action = "iam.bindings.create"
 	if err := a.requireAdmin(ctx, c, scopeNS, action); err != nil {
@@ -115,10 +117,13 @@ func (a *App) CreateBinding(ctx context.Context, c occ.Caller, scopeNS string, i
 	b := occ.Binding{ID: occ.NewID(occ.PrefixBinding), PrincipalID: in.PrincipalID, RoleID: role.ID, NamespaceID: scopeNS,
 		Target: in.Target, CreatedBy: c.PrincipalID, CreatedAt: a.now()}
 	ref := occ.ResourceRef{Kind: "binding", ID: b.ID, NamespaceID: scopeNS}
-	if ok, err := a.covered(ctx, c, role.Permissions, scopeNS, in.Target); err != nil {
+	ok, err := a.covered(ctx, c, role.Permissions, scopeNS, in.Target)
+	if err := a.escalation(ctx, c, action, occ.ReasonGrantsNotCovered, ref, ok, err); err != nil {
 		return occ.Binding{}, err
-	} else if !ok {
-		return occ.Binding{}, a.denyEscalation(ctx, c, action, "GRANTS_NOT_COVERED", ref)
+	}
+	ok, err = a.governs(ctx, c, in.PrincipalID, scopeNS, nil)
+	if err := a.escalation(ctx, c, action, occ.ReasonPrincipalNotCovered, ref, ok, err); err != nil {
+		return occ.Binding{}, err
 	}
 	err = a.tx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertBinding(ctx, b); err != nil {
@@ -196,7 +201,11 @@ func (a *App) DeleteBinding(ctx context.Context, c occ.Caller, scopeNS, id strin
 }
 
 // CreateRestriction denies one permission to a principal at a scope or on
-// one exact resource, overriding every grant.
+// one exact resource, overriding every grant. The caller must hold the
+// permission there itself (holdsRestricted) and govern the principal: hold
+// every grant of it the restriction would deny (governs), so a Namespace
+// administrator can never restrict a principal with installation-wide
+// grants of that permission, such as the installation administrator.
 func (a *App) CreateRestriction(ctx context.Context, c occ.Caller, scopeNS string, in GrantRequest) (occ.Restriction, error) {
 	const action = "iam.restrictions.create"
 	if err := a.requireAdmin(ctx, c, scopeNS, action); err != nil {
@@ -215,6 +224,9 @@ func (a *App) CreateRestriction(ctx context.Context, c occ.Caller, scopeNS strin
 	x := occ.Restriction{ID: occ.NewID(occ.PrefixRestriction), PrincipalID: in.PrincipalID, Permission: p, NamespaceID: scopeNS,
 		Target: in.Target, CreatedBy: c.PrincipalID, CreatedAt: a.now()}
 	ref := occ.ResourceRef{Kind: "restriction", ID: x.ID, NamespaceID: scopeNS}
+	if err := a.mayRestrict(ctx, c, action, ref, x); err != nil {
+		return occ.Restriction{}, err
+	}
 	err = a.tx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertRestriction(ctx, x); err != nil {
 			return occ.Unavailable(err)
@@ -248,8 +260,9 @@ func (a *App) ListRestrictions(ctx context.Context, c occ.Caller, scopeNS string
 	return paginate(ctx, page, fetch, func(x occ.Restriction) (time.Time, string) { return x.CreatedAt, x.ID }, all[occ.Restriction])
 }
 
-// DeleteRestriction lifts one restriction; the caller must hold the
-// permission it lifts, at its scope, or lifting it would escalate.
+// DeleteRestriction lifts one restriction, under the rule that creates one
+// (mayRestrict): the caller must hold the permission it lifts, at its scope,
+// and govern the principal it names.
 func (a *App) DeleteRestriction(ctx context.Context, c occ.Caller, scopeNS, id string) error {
 	const action = "iam.restrictions.delete"
 	x, err := a.GetRestriction(ctx, c, scopeNS, id)
@@ -257,10 +270,8 @@ func (a *App) DeleteRestriction(ctx context.Context, c occ.Caller, scopeNS, id s
 		return err
 	}
 	ref := occ.ResourceRef{Kind: "restriction", ID: id, NamespaceID: scopeNS}
-	if ok, err := a.covered(ctx, c, []occ.Permission{x.Permission}, scopeNS, x.Target); err != nil {
+	if err := a.mayRestrict(ctx, c, action, ref, x); err != nil {
 		return err
-	} else if !ok {
-		return a.denyEscalation(ctx, c, action, "GRANTS_NOT_COVERED", ref)
 	}
 	return a.tx(ctx, func(tx *store.Tx) error {
 		if err := tx.DeleteRestriction(ctx, id); err != nil {
@@ -269,4 +280,16 @@ func (a *App) DeleteRestriction(ctx context.Context, c occ.Caller, scopeNS, id s
 		return a.record(ctx, tx, occ.AuditEvent{Action: action, ActorID: c.PrincipalID, Resource: ref,
 			Details: map[string]any{"principalId": x.PrincipalID, "permission": x.Permission.String()}})
 	})
+}
+
+// mayRestrict is the no-escalation rule for imposing or lifting restriction
+// x: the caller holds its permission at its scope and governs its principal
+// there; a refusal is an audited 403.
+func (a *App) mayRestrict(ctx context.Context, c occ.Caller, action string, ref occ.ResourceRef, x occ.Restriction) error {
+	ok, err := a.holdsRestricted(ctx, c, x.Permission, x.NamespaceID, x.Target)
+	if err := a.escalation(ctx, c, action, occ.ReasonGrantsNotCovered, ref, ok, err); err != nil {
+		return err
+	}
+	ok, err = a.governs(ctx, c, x.PrincipalID, x.NamespaceID, restricts(x.Permission, x.Target))
+	return a.escalation(ctx, c, action, occ.ReasonPrincipalNotCovered, ref, ok, err)
 }

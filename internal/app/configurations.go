@@ -278,8 +278,9 @@ func (a *App) ListConfigurations(ctx context.Context, c occ.Caller, nsID string,
 
 // UpdateConfiguration applies a PATCH: a JSON Merge Patch of the document,
 // optional name and bindings; each PATCH increments generation. It changes
-// no Agent and no revision.
-func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id string, p ConfigurationPatch, ifMatch *int64) (occ.Configuration, error) {
+// no Agent and no revision. A concurrent change re-applies the patch to the
+// new document (optimistic).
+func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id string, p ConfigurationPatch, ifMatch IfMatch) (occ.Configuration, error) {
 	if err := a.require(ctx, c, occ.P(occ.KindConfiguration, occ.ActionUpdate), configurationRef(nsID, id), actConfigurationUpdate, a.seeConfiguration(nsID, id)); err != nil {
 		return occ.Configuration{}, err
 	}
@@ -288,6 +289,12 @@ func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 			return occ.Configuration{}, err
 		}
 	}
+	return retried(ctx, a, id, func() (occ.Configuration, error) { return a.patchConfiguration(ctx, c, nsID, id, p, ifMatch) })
+}
+
+// patchConfiguration is one attempt of UpdateConfiguration, on the stored
+// Configuration as it is now.
+func (a *App) patchConfiguration(ctx context.Context, c occ.Caller, nsID, id string, p ConfigurationPatch, ifMatch IfMatch) (occ.Configuration, error) {
 	row, err := a.st.GetConfiguration(ctx, nsID, id)
 	if err != nil {
 		return occ.Configuration{}, notFoundOr(err)
@@ -296,7 +303,7 @@ func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 	if cur.ReadError != nil {
 		return occ.Configuration{}, occ.E(occ.CodeResourceConflict, "The saved configuration cannot be read, so it cannot be patched; delete and recreate it.")
 	}
-	if err := checkVersion(ifMatch, cur.Version); err != nil {
+	if err := ifMatch.check(cur.Version); err != nil {
 		return occ.Configuration{}, err
 	}
 	next := cur
@@ -322,10 +329,8 @@ func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 	if err != nil {
 		return occ.Configuration{}, err
 	}
-	err = a.tx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdateConfiguration(ctx, out); errors.Is(err, store.ErrStale) {
-			return occ.E(occ.CodePreconditionFailed, "The Configuration changed while it was being updated; read it again.")
-		} else if err != nil {
+	err = a.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdateConfiguration(ctx, out); err != nil {
 			return nameConflict(notFoundOr(err), "A Configuration with this name exists in the Namespace.")
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: actConfigurationUpdate, ActorID: c.PrincipalID, Resource: next.Ref(),
@@ -336,7 +341,7 @@ func (a *App) UpdateConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 }
 
 // DeleteConfiguration removes a Configuration no Agent references.
-func (a *App) DeleteConfiguration(ctx context.Context, c occ.Caller, nsID, id string, ifMatch *int64) error {
+func (a *App) DeleteConfiguration(ctx context.Context, c occ.Caller, nsID, id string, ifMatch IfMatch) error {
 	if err := a.require(ctx, c, occ.P(occ.KindConfiguration, occ.ActionDelete), configurationRef(nsID, id), actConfigurationDelete, a.seeConfiguration(nsID, id)); err != nil {
 		return err
 	}
@@ -345,7 +350,7 @@ func (a *App) DeleteConfiguration(ctx context.Context, c occ.Caller, nsID, id st
 		if err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, row.Version); err != nil {
+		if err := ifMatch.check(row.Version); err != nil {
 			return err
 		}
 		if err := configurationBlockers(ctx, tx, nsID, id); err != nil {

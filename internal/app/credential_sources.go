@@ -153,8 +153,10 @@ func (a *App) CreateCredentialSource(ctx context.Context, c occ.Caller, nsID str
 	var out occ.CredentialSource
 	err = a.tx(ctx, func(tx *store.Tx) error {
 		cs.State, cs.UpdatedAt = occ.CredentialSourceReady, a.now()
-		if out, err = tx.UpdateCredentialSource(ctx, cs); err != nil {
-			return staleOr(err, nil)
+		if out, err = tx.UpdateCredentialSource(ctx, cs); errors.Is(err, store.ErrStale) {
+			return occ.E(occ.CodeResourceConflict, msgSourceChanged) // deleted meanwhile: not ready
+		} else if err != nil {
+			return notFoundOr(err)
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: ActCredentialSourceRegister, ActorID: c.PrincipalID, Resource: out.Ref(),
 			Details: map[string]any{"name": out.Name, "type": out.Type, "state": string(out.State)}})
@@ -315,8 +317,10 @@ func (a *App) ListCredentialSources(ctx context.Context, c occ.Caller, nsID stri
 // UpdateCredentialSource replaces a ready source's Secret references
 // (secrets nil keeps them, an empty map clears them): the gateway receives
 // the new values first, then the record changes. Every Secret of the result
-// needs the caller's exact secret:operate.
-func (a *App) UpdateCredentialSource(ctx context.Context, c occ.Caller, nsID, id string, secrets map[string]occ.SecretRef, ifMatch *int64) (occ.CredentialSource, error) {
+// needs the caller's exact secret:operate. When a concurrent change wins,
+// the update runs again on the new record (optimistic), registering again,
+// so the gateway ends with the values of the record's last writer.
+func (a *App) UpdateCredentialSource(ctx context.Context, c occ.Caller, nsID, id string, secrets map[string]occ.SecretRef, ifMatch IfMatch) (occ.CredentialSource, error) {
 	gw, err := a.gateway()
 	if err != nil {
 		return occ.CredentialSource{}, err
@@ -325,11 +329,20 @@ func (a *App) UpdateCredentialSource(ctx context.Context, c occ.Caller, nsID, id
 		a.seeCredentialSource(nsID, id)); err != nil {
 		return occ.CredentialSource{}, err
 	}
+	return retried(ctx, a, id, func() (occ.CredentialSource, error) {
+		return a.replaceSourceSecrets(ctx, c, gw, nsID, id, secrets, ifMatch)
+	})
+}
+
+// replaceSourceSecrets is one attempt of UpdateCredentialSource, on the
+// stored record as it is now.
+func (a *App) replaceSourceSecrets(ctx context.Context, c occ.Caller, gw credgateway.Client, nsID, id string, secrets map[string]occ.SecretRef,
+	ifMatch IfMatch) (occ.CredentialSource, error) {
 	cs, err := a.st.GetCredentialSource(ctx, nsID, id)
 	if err != nil {
 		return occ.CredentialSource{}, notFoundOr(err)
 	}
-	if err := checkVersion(ifMatch, cs.Version); err != nil {
+	if err := ifMatch.check(cs.Version); err != nil {
 		return occ.CredentialSource{}, err
 	}
 	if secrets == nil {
@@ -353,15 +366,12 @@ func (a *App) UpdateCredentialSource(ctx context.Context, c occ.Caller, nsID, id
 		return occ.CredentialSource{}, answer
 	}
 	var out occ.CredentialSource
-	err = a.tx(ctx, func(tx *store.Tx) error {
+	err = a.st.InTx(ctx, func(tx *store.Tx) error {
 		if err := a.secretsStillExist(ctx, tx, nsID, secrets); err != nil {
 			return err
 		}
 		next.UpdatedAt = a.now()
 		if out, err = tx.UpdateCredentialSource(ctx, next); err != nil {
-			if errors.Is(err, store.ErrStale) {
-				return occ.E(occ.CodeResourceConflict, msgSourceChanged)
-			}
 			return notFoundOr(err)
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: ActCredentialSourceUpdate, ActorID: c.PrincipalID, Resource: out.Ref(),
@@ -375,7 +385,7 @@ func (a *App) UpdateCredentialSource(ctx context.Context, c occ.Caller, nsID, id
 // aimed at it. A gateway failure answers 503 (or
 // 409 for a refusal) and keeps the record deleting; repeating DELETE
 // retries the removal.
-func (a *App) DeleteCredentialSource(ctx context.Context, c occ.Caller, nsID, id string, ifMatch *int64) error {
+func (a *App) DeleteCredentialSource(ctx context.Context, c occ.Caller, nsID, id string, ifMatch IfMatch) error {
 	gw, err := a.gateway()
 	if err != nil {
 		return err
@@ -389,7 +399,7 @@ func (a *App) DeleteCredentialSource(ctx context.Context, c occ.Caller, nsID, id
 		if cs, err = tx.GetCredentialSource(ctx, nsID, id); err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, cs.Version); err != nil {
+		if err := ifMatch.check(cs.Version); err != nil {
 			return err
 		}
 		if err := credentialSourceBlockers(ctx, tx, cs); err != nil {
@@ -400,7 +410,7 @@ func (a *App) DeleteCredentialSource(ctx context.Context, c occ.Caller, nsID, id
 		}
 		cs.State, cs.UpdatedAt = occ.CredentialSourceDeleting, a.now()
 		if cs, err = tx.UpdateCredentialSource(ctx, cs); err != nil {
-			return staleOr(err, ifMatch)
+			return notFoundOr(err)
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: ActCredentialSourceDelete, ActorID: c.PrincipalID, Resource: cs.Ref(),
 			Details: map[string]any{"name": cs.Name, "type": cs.Type, "state": string(cs.State)}})

@@ -62,10 +62,9 @@ func (a *App) IssueServiceKey(ctx context.Context, c occ.Caller, in KeyRequest) 
 	now := a.now()
 	k := occ.ServiceKey{ID: occ.NewID(occ.PrefixServiceKey), PrincipalID: p.ID, NamespaceID: pin, Name: in.Name,
 		Lookup: iam.KeyLookup(plain), Digest: iam.Digest(plain), CreatedBy: c.PrincipalID, CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	if ok, err := a.coversPrincipal(ctx, c, p.ID); err != nil {
+	ok, err := a.governs(ctx, c, p.ID, "", nil)
+	if err := a.escalation(ctx, c, action, occ.ReasonServicePrincipalNotCovered, keyRef(k), ok, err); err != nil {
 		return occ.ServiceKey{}, "", err
-	} else if !ok {
-		return occ.ServiceKey{}, "", a.denyEscalation(ctx, c, action, "SERVICE_PRINCIPAL_GRANTS_NOT_COVERED", keyRef(k))
 	}
 	err = a.tx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertServiceKey(ctx, k); err != nil {

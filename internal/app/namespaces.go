@@ -71,7 +71,7 @@ func (a *App) ListNamespaces(ctx context.Context, c occ.Caller, page PageRequest
 }
 
 // RenameNamespace changes a Namespace's name.
-func (a *App) RenameNamespace(ctx context.Context, c occ.Caller, id, name string, ifMatch *int64) (occ.Namespace, error) {
+func (a *App) RenameNamespace(ctx context.Context, c occ.Caller, id, name string, ifMatch IfMatch) (occ.Namespace, error) {
 	if err := a.require(ctx, c, occ.P(occ.KindNamespace, occ.ActionUpdate), namespaceRef(id), ActNamespaceRename, a.seeNamespace(id)); err != nil {
 		return occ.Namespace{}, err
 	}
@@ -79,12 +79,12 @@ func (a *App) RenameNamespace(ctx context.Context, c occ.Caller, id, name string
 		return occ.Namespace{}, err
 	}
 	var out occ.Namespace
-	err := a.tx(ctx, func(tx *store.Tx) error {
+	err := a.txFor(ctx, id, func(tx *store.Tx) error {
 		ns, err := tx.GetNamespace(ctx, id)
 		if err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, ns.Version); err != nil {
+		if err := ifMatch.check(ns.Version); err != nil {
 			return err
 		}
 		if ns.Status == occ.NamespaceDeleting {
@@ -101,16 +101,8 @@ func (a *App) RenameNamespace(ctx context.Context, c occ.Caller, id, name string
 	return out, err
 }
 
-// checkVersion enforces If-Match.
-func checkVersion(ifMatch *int64, current int64) error {
-	if ifMatch != nil && *ifMatch != current {
-		return occ.E(occ.CodePreconditionFailed, "The resource has changed since it was read (If-Match does not match its ETag).")
-	}
-	return nil
-}
-
 // DeleteNamespace starts (or retries, or takes over) a Namespace's teardown.
-func (a *App) DeleteNamespace(ctx context.Context, c occ.Caller, id string, ifMatch *int64) (occ.Namespace, error) {
+func (a *App) DeleteNamespace(ctx context.Context, c occ.Caller, id string, ifMatch IfMatch) (occ.Namespace, error) {
 	perm := occ.P(occ.KindNamespace, occ.ActionDelete)
 	if err := a.require(ctx, c, perm, namespaceRef(id), ActNamespaceDelete, a.seeNamespace(id)); err != nil {
 		return occ.Namespace{}, err
@@ -122,7 +114,7 @@ func (a *App) DeleteNamespace(ctx context.Context, c occ.Caller, id string, ifMa
 		if err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, ns.Version); err != nil {
+		if err := ifMatch.check(ns.Version); err != nil {
 			return err
 		}
 		if ns.Status == occ.NamespaceDeleting {

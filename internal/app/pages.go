@@ -30,7 +30,10 @@ type Page[T any] struct {
 	Next  string
 }
 
-// cursorOf decodes a page token.
+// cursorOf decodes a page token: unpadded base64url of "<ms>|<id>", where
+// ms is a decimal int64 and id a list item's ID (cursorID). Anything else is
+// 400 INVALID_REQUEST at /pageToken, before any query: a token is caller
+// input, and PostgreSQL refuses text holding NUL or invalid UTF-8.
 func cursorOf(token string) (store.Cursor, error) {
 	if token == "" {
 		return store.Cursor{}, nil
@@ -41,10 +44,25 @@ func cursorOf(token string) (store.Cursor, error) {
 	}
 	ms, id, ok := strings.Cut(string(raw), "|")
 	n, err := strconv.ParseInt(ms, 10, 64)
-	if !ok || err != nil || id == "" || len(id) > 100 {
+	if !ok || err != nil || !cursorID(id) {
 		return store.Cursor{}, badToken()
 	}
 	return store.Cursor{CreatedAt: n, ID: id}, nil
+}
+
+// cursorID reports whether id can be a listed item's ID: 1 to 100 ASCII
+// letters, digits, '_' and '-' (typed IDs such as ns_<uuid>, Backend IDs).
+func cursorID(id string) bool {
+	if id == "" || len(id) > 100 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func badToken() error {

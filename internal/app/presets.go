@@ -155,11 +155,23 @@ func (a *App) ListPresets(ctx context.Context, c occ.Caller, nsID string, page P
 }
 
 // UpdatePreset applies a PATCH. Editing a Preset never changes an Agent
-// made from it.
-func (a *App) UpdatePreset(ctx context.Context, c occ.Caller, nsID, id string, p PresetPatch, ifMatch *int64) (occ.Preset, error) {
+// made from it. A concurrent change re-applies the patch to the new Preset
+// (optimistic).
+func (a *App) UpdatePreset(ctx context.Context, c occ.Caller, nsID, id string, p PresetPatch, ifMatch IfMatch) (occ.Preset, error) {
 	if err := a.require(ctx, c, occ.P(occ.KindPreset, occ.ActionUpdate), presetRef(nsID, id), actPresetUpdate, a.seePreset(nsID, id)); err != nil {
 		return occ.Preset{}, err
 	}
+	if p.Name != nil {
+		if err := validName("name", *p.Name); err != nil {
+			return occ.Preset{}, err
+		}
+	}
+	return retried(ctx, a, id, func() (occ.Preset, error) { return a.patchPreset(ctx, c, nsID, id, p, ifMatch) })
+}
+
+// patchPreset is one attempt of UpdatePreset, on the stored Preset as it
+// is now.
+func (a *App) patchPreset(ctx context.Context, c occ.Caller, nsID, id string, p PresetPatch, ifMatch IfMatch) (occ.Preset, error) {
 	row, err := a.st.GetPreset(ctx, nsID, id)
 	if err != nil {
 		return occ.Preset{}, notFoundOr(err)
@@ -168,14 +180,11 @@ func (a *App) UpdatePreset(ctx context.Context, c occ.Caller, nsID, id string, p
 	if cur.ReadError != nil {
 		return occ.Preset{}, occ.E(occ.CodeResourceConflict, "The saved Preset cannot be read, so it cannot be patched; delete and recreate it.")
 	}
-	if err := checkVersion(ifMatch, cur.Version); err != nil {
+	if err := ifMatch.check(cur.Version); err != nil {
 		return occ.Preset{}, err
 	}
 	next, s := cur, *cur.Settings
 	if p.Name != nil {
-		if err := validName("name", *p.Name); err != nil {
-			return occ.Preset{}, err
-		}
 		next.Name = *p.Name
 	}
 	applyOptional(&s.ExecutionMode, p.ExecutionMode, "")
@@ -193,10 +202,8 @@ func (a *App) UpdatePreset(ctx context.Context, c occ.Caller, nsID, id string, p
 	if err != nil {
 		return occ.Preset{}, err
 	}
-	err = a.tx(ctx, func(tx *store.Tx) error {
-		if err := tx.UpdatePreset(ctx, out); errors.Is(err, store.ErrStale) {
-			return occ.E(occ.CodePreconditionFailed, "The Preset changed while it was being updated; read it again.")
-		} else if err != nil {
+	err = a.st.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpdatePreset(ctx, out); err != nil {
 			return nameConflict(notFoundOr(err), "A Preset with this name exists in the Namespace.")
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: actPresetUpdate, ActorID: c.PrincipalID, Resource: next.Ref(), Details: map[string]any{"name": next.Name}})
@@ -216,7 +223,7 @@ func applyOptional[T any](dst *T, o Optional[T], zero T) {
 }
 
 // DeletePreset removes a Preset (Agents made from it keep their settings).
-func (a *App) DeletePreset(ctx context.Context, c occ.Caller, nsID, id string, ifMatch *int64) error {
+func (a *App) DeletePreset(ctx context.Context, c occ.Caller, nsID, id string, ifMatch IfMatch) error {
 	if err := a.require(ctx, c, occ.P(occ.KindPreset, occ.ActionDelete), presetRef(nsID, id), actPresetDelete, a.seePreset(nsID, id)); err != nil {
 		return err
 	}
@@ -225,7 +232,7 @@ func (a *App) DeletePreset(ctx context.Context, c occ.Caller, nsID, id string, i
 		if err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, row.Version); err != nil {
+		if err := ifMatch.check(row.Version); err != nil {
 			return err
 		}
 		if err := tx.DeletePreset(ctx, nsID, id); err != nil {

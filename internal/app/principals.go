@@ -84,10 +84,9 @@ func (a *App) SetHumanDisabled(ctx context.Context, c occ.Caller, id string, dis
 	if disabled && p.ID == c.PrincipalID {
 		return p, occ.E(occ.CodeResourceConflict, "A principal cannot disable itself.")
 	}
-	if ok, err := a.coversPrincipal(ctx, c, p.ID); err != nil {
+	ok, err := a.governs(ctx, c, p.ID, "", nil)
+	if err := a.escalation(ctx, c, action, occ.ReasonAccountNotCovered, principalRef(p), ok, err); err != nil {
 		return p, err
-	} else if !ok {
-		return p, a.denyEscalation(ctx, c, action, "ACCOUNT_PRINCIPAL_GRANTS_NOT_COVERED", principalRef(p))
 	}
 	now := a.now()
 	err = a.tx(ctx, func(tx *store.Tx) error {

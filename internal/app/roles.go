@@ -45,10 +45,9 @@ func (a *App) CreateRole(ctx context.Context, c occ.Caller, scopeNS, name string
 		return occ.Role{}, err
 	}
 	role := occ.Role{ID: occ.NewID(occ.PrefixRole), Name: name, NamespaceID: scopeNS, Permissions: ps, CreatedAt: a.now()}
-	if ok, err := a.covered(ctx, c, ps, scopeNS, nil); err != nil {
+	ok, err := a.covered(ctx, c, ps, scopeNS, nil)
+	if err := a.escalation(ctx, c, action, occ.ReasonGrantsNotCovered, roleRef(role), ok, err); err != nil {
 		return occ.Role{}, err
-	} else if !ok {
-		return occ.Role{}, a.denyEscalation(ctx, c, action, "GRANTS_NOT_COVERED", roleRef(role))
 	}
 	err = a.tx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertRole(ctx, role); err != nil {

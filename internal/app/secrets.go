@@ -132,7 +132,7 @@ func (a *App) ListSecrets(ctx context.Context, c occ.Caller, nsID string, page P
 
 // UpdateSecret replaces a Secret's value (stored, not delivered: running
 // gateways keep what they have until redeployed) and bumps its version.
-func (a *App) UpdateSecret(ctx context.Context, c occ.Caller, nsID, id string, value []byte, ifMatch *int64) (occ.Secret, error) {
+func (a *App) UpdateSecret(ctx context.Context, c occ.Caller, nsID, id string, value []byte, ifMatch IfMatch) (occ.Secret, error) {
 	if err := a.require(ctx, c, occ.P(occ.KindSecret, occ.ActionUpdate), secretRef(nsID, id), ActSecretUpdate, a.seeSecret(nsID, id)); err != nil {
 		return occ.Secret{}, err
 	}
@@ -146,17 +146,17 @@ func (a *App) UpdateSecret(ctx context.Context, c occ.Caller, nsID, id string, v
 		return occ.Secret{}, err
 	}
 	var out occ.Secret
-	err = a.tx(ctx, func(tx *store.Tx) error {
+	err = a.txFor(ctx, id, func(tx *store.Tx) error {
 		s, err := tx.GetSecret(ctx, nsID, id)
 		if err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, s.Version); err != nil {
+		if err := ifMatch.check(s.Version); err != nil {
 			return err
 		}
 		s.UpdatedAt = a.now()
 		if out, err = tx.UpdateSecretValue(ctx, s, sealed); err != nil {
-			return staleOr(err, ifMatch)
+			return notFoundOr(err)
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: ActSecretUpdate, ActorID: c.PrincipalID, Resource: out.Ref(),
 			Details: map[string]any{"name": out.Name, "version": out.Version}})
@@ -164,20 +164,8 @@ func (a *App) UpdateSecret(ctx context.Context, c occ.Caller, nsID, id string, v
 	return out, err
 }
 
-// staleOr maps a lost compare-and-set: 412 when the caller named a version,
-// 409 otherwise.
-func staleOr(err error, ifMatch *int64) error {
-	if !errors.Is(err, store.ErrStale) {
-		return notFoundOr(err)
-	}
-	if ifMatch != nil {
-		return checkVersion(ifMatch, -1)
-	}
-	return occ.E(occ.CodeResourceConflict, "The resource changed while it was being updated; try again.")
-}
-
 // DeleteSecret removes a Secret that nothing binds.
-func (a *App) DeleteSecret(ctx context.Context, c occ.Caller, nsID, id string, ifMatch *int64) error {
+func (a *App) DeleteSecret(ctx context.Context, c occ.Caller, nsID, id string, ifMatch IfMatch) error {
 	if err := a.require(ctx, c, occ.P(occ.KindSecret, occ.ActionDelete), secretRef(nsID, id), ActSecretDelete, a.seeSecret(nsID, id)); err != nil {
 		return err
 	}
@@ -186,7 +174,7 @@ func (a *App) DeleteSecret(ctx context.Context, c occ.Caller, nsID, id string, i
 		if err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, s.Version); err != nil {
+		if err := ifMatch.check(s.Version); err != nil {
 			return err
 		}
 		if err := secretBlockers(ctx, tx, s); err != nil {

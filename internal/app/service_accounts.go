@@ -100,7 +100,7 @@ func (a *App) ListServiceAccounts(ctx context.Context, c occ.Caller, nsID string
 
 // DeleteServiceAccount removes an account that nothing references, with its
 // stored credential and the bindings and restrictions aimed at it.
-func (a *App) DeleteServiceAccount(ctx context.Context, c occ.Caller, nsID, id string, ifMatch *int64) error {
+func (a *App) DeleteServiceAccount(ctx context.Context, c occ.Caller, nsID, id string, ifMatch IfMatch) error {
 	if err := a.require(ctx, c, occ.P(occ.KindServiceAccount, occ.ActionDelete), serviceAccountRef(nsID, id), ActServiceAccountDelete,
 		a.seeServiceAccount(nsID, id)); err != nil {
 		return err
@@ -110,7 +110,7 @@ func (a *App) DeleteServiceAccount(ctx context.Context, c occ.Caller, nsID, id s
 		if err != nil {
 			return notFoundOr(err)
 		}
-		if err := checkVersion(ifMatch, sa.Version); err != nil {
+		if err := ifMatch.check(sa.Version); err != nil {
 			return err
 		}
 		if err := serviceAccountBlockers(ctx, tx, sa); err != nil {

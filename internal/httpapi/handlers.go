@@ -43,18 +43,23 @@ func invalidRequest(err error) error {
 // etag renders a version as a strong entity tag.
 func etag(version int64) string { return fmt.Sprintf(`"%d"`, version) }
 
-// ifMatch parses If-Match into the version it names; a tag that cannot name
-// any version still fails the precondition.
-func ifMatch(h *string) *int64 {
+// ifMatch parses If-Match: none is no precondition, "*" matches any
+// existing resource, and an entity tag names the version it renders (etag);
+// a tag that cannot name any version still fails the precondition.
+func ifMatch(h *string) app.IfMatch {
 	if h == nil {
-		return nil
+		return app.IfMatch{}
 	}
-	s := strings.TrimPrefix(strings.TrimSpace(*h), "W/")
+	s := strings.TrimSpace(*h)
+	if s == "*" {
+		return app.MatchAny()
+	}
+	s = strings.TrimPrefix(s, "W/")
 	v, err := strconv.ParseInt(strings.Trim(s, `"`), 10, 64)
 	if err != nil || !strings.HasPrefix(s, `"`) {
 		v = -1
 	}
-	return &v
+	return app.MatchVersion(v)
 }
 
 func page(size *int, token *string) app.PageRequest {

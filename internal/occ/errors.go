@@ -139,6 +139,11 @@ const (
 	// MsgIdempotencyUnfinished answers a key whose first request is running,
 	// or committed without its response being stored.
 	MsgIdempotencyUnfinished = "A request with this Idempotency-Key is still in progress, or its outcome is unknown."
+	// MsgPreconditionFailed answers an If-Match naming another version.
+	MsgPreconditionFailed = "The resource has changed since it was read (If-Match does not match its ETag)."
+	// MsgChangedConcurrently answers a change that kept losing races to
+	// concurrent writers (RESOURCE_CONFLICT).
+	MsgChangedConcurrently = "The resource kept changing while this change was applied; read it again and retry."
 )
 
 // Common errors.

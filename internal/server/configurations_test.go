@@ -36,6 +36,14 @@ func TestConfigurations(t *testing.T) {
 		if r := e.call("PATCH", base+"/"+id, e.admin, map[string]any{"name": "x"}, "If-Match", `"1"`); r.Status != 412 {
 			t.Fatalf("stale If-Match = %d", r.Status)
 		}
+		// If-Match: * matches whatever version exists; a missing Configuration stays 404.
+		r = e.call("PATCH", base+"/"+id, e.admin, map[string]any{"values": map[string]any{"tools": map[string]any{"web": true}}}, "If-Match", "*")
+		if r.Status != 200 || r.data()["generation"] != float64(3) || r.Header.Get("ETag") != `"3"` {
+			t.Fatalf("If-Match: * = %d %v", r.Status, r.Body)
+		}
+		if r := e.call("PATCH", base+"/cfg_00000000-0000-4000-8000-000000000000", e.admin, map[string]any{"name": "x"}, "If-Match", "*"); r.Status != 404 {
+			t.Fatalf("If-Match: * on a missing Configuration = %d %v", r.Status, r.Body)
+		}
 		if r := e.call("PATCH", base+"/"+id, e.admin, map[string]any{}); r.Status != 400 {
 			t.Fatalf("empty patch = %d", r.Status)
 		}

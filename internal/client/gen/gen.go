@@ -1689,13 +1689,19 @@ type Error = ErrorBody
 
 // ListServiceKeysParams defines parameters for ListServiceKeys.
 type ListServiceKeysParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
-	PageSize    *PageSize                     `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken   *PageToken                    `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action      *string                       `form:"action,omitempty" json:"action,omitempty"`
 	Kind        *ListAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1715,13 +1721,19 @@ type ListAuditEventsParamsOutcome string
 
 // ListBackendsParams defines parameters for ListBackends.
 type ListBackendsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListBindingsParams defines parameters for ListBindings.
 type ListBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1733,13 +1745,19 @@ type CreateBindingParams struct {
 
 // ListPrincipalsParams defines parameters for ListPrincipals.
 type ListPrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListRestrictionsParams defines parameters for ListRestrictions.
 type ListRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1751,7 +1769,10 @@ type CreateRestrictionParams struct {
 
 // ListRolesParams defines parameters for ListRoles.
 type ListRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1763,7 +1784,10 @@ type CreateRoleParams struct {
 
 // ListServicePrincipalsParams defines parameters for ListServicePrincipals.
 type ListServicePrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1775,7 +1799,10 @@ type CreateServicePrincipalParams struct {
 
 // ListNamespacesParams defines parameters for ListNamespaces.
 type ListNamespacesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1787,17 +1814,38 @@ type CreateNamespaceParams struct {
 
 // DeleteNamespaceParams defines parameters for DeleteNamespace.
 type DeleteNamespaceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateNamespaceParams defines parameters for UpdateNamespace.
 type UpdateNamespaceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1809,6 +1857,15 @@ type CreateAgentParams struct {
 
 // UpdateAgentParams defines parameters for UpdateAgent.
 type UpdateAgentParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1820,7 +1877,10 @@ type DeployAgentParams struct {
 
 // ListAgentRevisionsParams defines parameters for ListAgentRevisions.
 type ListAgentRevisionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1832,7 +1892,10 @@ type StopAgentParams struct {
 
 // ListNamespaceAuditEventsParams defines parameters for ListNamespaceAuditEvents.
 type ListNamespaceAuditEventsParams struct {
-	PageSize   *PageSize                              `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken  *PageToken                             `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action     *string                                `form:"action,omitempty" json:"action,omitempty"`
 	Kind       *ListNamespaceAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1851,7 +1914,10 @@ type ListNamespaceAuditEventsParamsOutcome string
 
 // ListConfigurationsParams defines parameters for ListConfigurations.
 type ListConfigurationsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1863,17 +1929,38 @@ type CreateConfigurationParams struct {
 
 // DeleteConfigurationParams defines parameters for DeleteConfiguration.
 type DeleteConfigurationParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateConfigurationParams defines parameters for UpdateConfiguration.
 type UpdateConfigurationParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListCredentialSourcesParams defines parameters for ListCredentialSources.
 type ListCredentialSourcesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1885,17 +1972,38 @@ type CreateCredentialSourceParams struct {
 
 // DeleteCredentialSourceParams defines parameters for DeleteCredentialSource.
 type DeleteCredentialSourceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateCredentialSourceParams defines parameters for UpdateCredentialSource.
 type UpdateCredentialSourceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListNamespaceBindingsParams defines parameters for ListNamespaceBindings.
 type ListNamespaceBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1907,7 +2015,10 @@ type CreateNamespaceBindingParams struct {
 
 // ListNamespaceRestrictionsParams defines parameters for ListNamespaceRestrictions.
 type ListNamespaceRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1919,7 +2030,10 @@ type CreateNamespaceRestrictionParams struct {
 
 // ListNamespaceRolesParams defines parameters for ListNamespaceRoles.
 type ListNamespaceRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1931,7 +2045,10 @@ type CreateNamespaceRoleParams struct {
 
 // ListPresetsParams defines parameters for ListPresets.
 type ListPresetsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1943,17 +2060,38 @@ type CreatePresetParams struct {
 
 // DeletePresetParams defines parameters for DeletePreset.
 type DeletePresetParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdatePresetParams defines parameters for UpdatePreset.
 type UpdatePresetParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListSecretsParams defines parameters for ListSecrets.
 type ListSecretsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1965,17 +2103,38 @@ type CreateSecretParams struct {
 
 // DeleteSecretParams defines parameters for DeleteSecret.
 type DeleteSecretParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateSecretParams defines parameters for UpdateSecret.
 type UpdateSecretParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListServiceAccountsParams defines parameters for ListServiceAccounts.
 type ListServiceAccountsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1987,6 +2146,15 @@ type CreateServiceAccountParams struct {
 
 // DeleteServiceAccountParams defines parameters for DeleteServiceAccount.
 type DeleteServiceAccountParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -2586,12 +2754,20 @@ type ClientInterface interface {
 
 	// CreateNamespaceBindingWithBody Create a namespace binding
 	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
 	CreateNamespaceBindingWithBody(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceBindingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateNamespaceBinding Create a namespace binding
+	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2615,12 +2791,20 @@ type ClientInterface interface {
 
 	// CreateNamespaceRestrictionWithBody Create a namespace restriction
 	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
 	CreateNamespaceRestrictionWithBody(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceRestrictionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateNamespaceRestriction Create a namespace restriction
+	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4040,6 +4224,10 @@ func (c *Client) ListNamespaceBindings(ctx context.Context, namespaceId Namespac
 
 // CreateNamespaceBindingWithBody Create a namespace binding
 //
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
@@ -4056,6 +4244,10 @@ func (c *Client) CreateNamespaceBindingWithBody(ctx context.Context, namespaceId
 }
 
 // CreateNamespaceBinding Create a namespace binding
+//
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4119,6 +4311,10 @@ func (c *Client) ListNamespaceRestrictions(ctx context.Context, namespaceId Name
 
 // CreateNamespaceRestrictionWithBody Create a namespace restriction
 //
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
@@ -4135,6 +4331,10 @@ func (c *Client) CreateNamespaceRestrictionWithBody(ctx context.Context, namespa
 }
 
 // CreateNamespaceRestriction Create a namespace restriction
+//
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10188,12 +10388,20 @@ type ClientWithResponsesInterface interface {
 
 	// CreateNamespaceBindingWithBodyWithResponse Create a namespace binding
 	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
 	CreateNamespaceBindingWithBodyWithResponse(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceBindingParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateNamespaceBindingResponse, error)
 
 	// CreateNamespaceBindingWithResponse Create a namespace binding
+	//
+	// The caller must hold the role's permissions in the Namespace and every
+	// grant the principal has there (its installation-wide ones included),
+	// else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10223,12 +10431,20 @@ type ClientWithResponsesInterface interface {
 
 	// CreateNamespaceRestrictionWithBodyWithResponse Create a namespace restriction
 	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
 	CreateNamespaceRestrictionWithBodyWithResponse(ctx context.Context, namespaceId NamespaceId, params *CreateNamespaceRestrictionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateNamespaceRestrictionResponse, error)
 
 	// CreateNamespaceRestrictionWithResponse Create a namespace restriction
+	//
+	// The caller must hold the permission in the Namespace and every grant
+	// of the principal that holds it there (its installation-wide ones
+	// included), else 403 FORBIDDEN.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15991,6 +16207,10 @@ func (c *ClientWithResponses) ListNamespaceBindingsWithResponse(ctx context.Cont
 
 // CreateNamespaceBindingWithBodyWithResponse Create a namespace binding
 //
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/bindings (the `CreateNamespaceBinding` operationId).
@@ -16003,6 +16223,10 @@ func (c *ClientWithResponses) CreateNamespaceBindingWithBodyWithResponse(ctx con
 }
 
 // CreateNamespaceBindingWithResponse Create a namespace binding
+//
+// The caller must hold the role's permissions in the Namespace and every
+// grant the principal has there (its installation-wide ones included),
+// else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -16056,6 +16280,10 @@ func (c *ClientWithResponses) ListNamespaceRestrictionsWithResponse(ctx context.
 
 // CreateNamespaceRestrictionWithBodyWithResponse Create a namespace restriction
 //
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /namespaces/{namespaceId}/iam/restrictions (the `CreateNamespaceRestriction` operationId).
@@ -16068,6 +16296,10 @@ func (c *ClientWithResponses) CreateNamespaceRestrictionWithBodyWithResponse(ctx
 }
 
 // CreateNamespaceRestrictionWithResponse Create a namespace restriction
+//
+// The caller must hold the permission in the Namespace and every grant
+// of the principal that holds it there (its installation-wide ones
+// included), else 403 FORBIDDEN.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

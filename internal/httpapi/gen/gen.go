@@ -1690,13 +1690,19 @@ type Error = ErrorBody
 
 // ListServiceKeysParams defines parameters for ListServiceKeys.
 type ListServiceKeysParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListAuditEventsParams defines parameters for ListAuditEvents.
 type ListAuditEventsParams struct {
-	PageSize    *PageSize                     `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken   *PageToken                    `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action      *string                       `form:"action,omitempty" json:"action,omitempty"`
 	Kind        *ListAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1716,13 +1722,19 @@ type ListAuditEventsParamsOutcome string
 
 // ListBackendsParams defines parameters for ListBackends.
 type ListBackendsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListBindingsParams defines parameters for ListBindings.
 type ListBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1734,13 +1746,19 @@ type CreateBindingParams struct {
 
 // ListPrincipalsParams defines parameters for ListPrincipals.
 type ListPrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ListRestrictionsParams defines parameters for ListRestrictions.
 type ListRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1752,7 +1770,10 @@ type CreateRestrictionParams struct {
 
 // ListRolesParams defines parameters for ListRoles.
 type ListRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1764,7 +1785,10 @@ type CreateRoleParams struct {
 
 // ListServicePrincipalsParams defines parameters for ListServicePrincipals.
 type ListServicePrincipalsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1776,7 +1800,10 @@ type CreateServicePrincipalParams struct {
 
 // ListNamespacesParams defines parameters for ListNamespaces.
 type ListNamespacesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1788,17 +1815,38 @@ type CreateNamespaceParams struct {
 
 // DeleteNamespaceParams defines parameters for DeleteNamespace.
 type DeleteNamespaceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateNamespaceParams defines parameters for UpdateNamespace.
 type UpdateNamespaceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1810,6 +1858,15 @@ type CreateAgentParams struct {
 
 // UpdateAgentParams defines parameters for UpdateAgent.
 type UpdateAgentParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
@@ -1821,7 +1878,10 @@ type DeployAgentParams struct {
 
 // ListAgentRevisionsParams defines parameters for ListAgentRevisions.
 type ListAgentRevisionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1833,7 +1893,10 @@ type StopAgentParams struct {
 
 // ListNamespaceAuditEventsParams defines parameters for ListNamespaceAuditEvents.
 type ListNamespaceAuditEventsParams struct {
-	PageSize   *PageSize                              `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken  *PageToken                             `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 	Action     *string                                `form:"action,omitempty" json:"action,omitempty"`
 	Kind       *ListNamespaceAuditEventsParamsKind    `form:"kind,omitempty" json:"kind,omitempty"`
@@ -1852,7 +1915,10 @@ type ListNamespaceAuditEventsParamsOutcome string
 
 // ListConfigurationsParams defines parameters for ListConfigurations.
 type ListConfigurationsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1864,17 +1930,38 @@ type CreateConfigurationParams struct {
 
 // DeleteConfigurationParams defines parameters for DeleteConfiguration.
 type DeleteConfigurationParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateConfigurationParams defines parameters for UpdateConfiguration.
 type UpdateConfigurationParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListCredentialSourcesParams defines parameters for ListCredentialSources.
 type ListCredentialSourcesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1886,17 +1973,38 @@ type CreateCredentialSourceParams struct {
 
 // DeleteCredentialSourceParams defines parameters for DeleteCredentialSource.
 type DeleteCredentialSourceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateCredentialSourceParams defines parameters for UpdateCredentialSource.
 type UpdateCredentialSourceParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListNamespaceBindingsParams defines parameters for ListNamespaceBindings.
 type ListNamespaceBindingsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1908,7 +2016,10 @@ type CreateNamespaceBindingParams struct {
 
 // ListNamespaceRestrictionsParams defines parameters for ListNamespaceRestrictions.
 type ListNamespaceRestrictionsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1920,7 +2031,10 @@ type CreateNamespaceRestrictionParams struct {
 
 // ListNamespaceRolesParams defines parameters for ListNamespaceRoles.
 type ListNamespaceRolesParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1932,7 +2046,10 @@ type CreateNamespaceRoleParams struct {
 
 // ListPresetsParams defines parameters for ListPresets.
 type ListPresetsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1944,17 +2061,38 @@ type CreatePresetParams struct {
 
 // DeletePresetParams defines parameters for DeletePreset.
 type DeletePresetParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdatePresetParams defines parameters for UpdatePreset.
 type UpdatePresetParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListSecretsParams defines parameters for ListSecrets.
 type ListSecretsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1966,17 +2104,38 @@ type CreateSecretParams struct {
 
 // DeleteSecretParams defines parameters for DeleteSecret.
 type DeleteSecretParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // UpdateSecretParams defines parameters for UpdateSecret.
 type UpdateSecretParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
 // ListServiceAccountsParams defines parameters for ListServiceAccounts.
 type ListServiceAccountsParams struct {
-	PageSize  *PageSize  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous page, as it was returned; any other
+	// value is 400 INVALID_REQUEST with a detail at `/pageToken`.
 	PageToken *PageToken `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
@@ -1988,6 +2147,15 @@ type CreateServiceAccountParams struct {
 
 // DeleteServiceAccountParams defines parameters for DeleteServiceAccount.
 type DeleteServiceAccountParams struct {
+	// IfMatch A precondition on the resource's ETag. `"<version>"` (or `W/"<version>"`):
+	// the change applies only while the resource is at that version, else 412
+	// PRECONDITION_FAILED (also when another writer changes it meanwhile).
+	// `*`: any existing resource matches (a missing one is 404). Without the
+	// header, or with `*`, the change applies to the current version: when
+	// another writer changes the resource meanwhile, occ reads it again and
+	// re-applies the change (a JSON Merge Patch to the new document), at most
+	// five times in all, then answers 409 RESOURCE_CONFLICT; it never answers
+	// 412 without a precondition naming a version.
 	IfMatch *IfMatch `json:"If-Match,omitempty"`
 }
 
