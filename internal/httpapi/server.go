@@ -38,7 +38,10 @@ type Options struct {
 	// shared cookie parent domain: sign-in also sets the shared cookie
 	// there, sign-out clears it. Empty when disabled.
 	NativeAdminCookieDomain string
-	Logger                  *slog.Logger
+	// StreamWriteTimeout bounds each write of an event stream, which as a
+	// whole outlives the server's write timeout; 0 means no bound.
+	StreamWriteTimeout time.Duration
+	Logger             *slog.Logger
 }
 
 // LoadSpec parses the embedded OpenAPI document.
