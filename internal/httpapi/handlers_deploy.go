@@ -9,6 +9,7 @@ import (
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/httpapi/gen"
+	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -107,9 +108,9 @@ func (h *handlers) GetDeployment(ctx context.Context, r gen.GetDeploymentRequest
 // deploymentEvents streams a deployment's status as Server-Sent Events
 // until it is terminal or the client goes away. It reads persisted state
 // only, like GET …/deployments/:id. The stream outlives the server's write
-// timeout: each write (an event, or a keep-alive comment every 15 s) must
-// finish within writeTimeout instead, so a client that stops reading is
-// cut off.
+// timeout and leaves the requests in flight: each write (an event, or a
+// keep-alive comment every 15 s) must finish within writeTimeout instead,
+// so a client that stops reading is cut off.
 type deploymentEvents struct {
 	ctx          context.Context
 	first        app.DeploymentStatus
@@ -121,6 +122,7 @@ type deploymentEvents struct {
 func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
+	limit.Streaming(s.ctx)
 	rc := http.NewResponseController(w)
 	// deadline bounds the next write; the server's own write deadline,
 	// set when the request arrived, is replaced.

@@ -170,11 +170,12 @@ func holdInFlight(t *testing.T, addr string) net.Conn {
 }
 
 // TestEventStreamOutlivesWriteTimeout: a deployment's event stream stays
-// open past http.writeTimeout and delivers the terminal event.
+// open past http.writeTimeout and delivers the terminal event; while it is
+// open it does not count among the requests in flight.
 func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 	const writeTimeout = 2 * time.Second
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"), withLimits(func(_ *config.Limits, h *config.HTTP) {
-		h.WriteTimeout = config.Duration(writeTimeout)
+	d := newDeployWorld(t, storetest.URL(t, "sqlite"), withLimits(func(l *config.Limits, h *config.HTTP) {
+		h.WriteTimeout, l.MaxInFlight = config.Duration(writeTimeout), 1
 	}))
 	e := d.e
 	d.fake.set(func(f *fakeCompute) { f.notReady[d.agent] = -1 }) // not ready until the test says so
@@ -189,6 +190,9 @@ func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 	rd := bufio.NewReader(res.Body)
 	if first, err := rd.ReadString('\n'); err != nil || first != "event: status\n" {
 		t.Fatalf("first line = %q %v", first, err)
+	}
+	if r := e.call("GET", d.path("/agents/"+d.agent+"/deployments/"+rev), e.admin, nil); r.Status != 200 {
+		t.Fatalf("a request beside the stream = %d %v", r.Status, r.Body)
 	}
 	time.Sleep(2 * writeTimeout) // the server's write deadline of the request is long over
 	d.fake.set(func(f *fakeCompute) { f.notReady[d.agent] = 0 })

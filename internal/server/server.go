@@ -33,6 +33,7 @@ import (
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/httpapi"
 	"github.com/openclaw/occ/internal/httpapi/adminproxy"
+	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/secrets"
@@ -231,6 +232,7 @@ func (m *Main) serveAPI(ctx context.Context) error {
 		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
 		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D(), NativeAdminCookieDomain: nativeAdminCookieDomain(cfg),
+		PerPrincipal:       limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerPrincipal, Burst: cfg.Limits.BurstPerPrincipal},
 		StreamWriteTimeout: cfg.HTTP.WriteTimeout.D()})
 	if err != nil {
 		return err
@@ -243,6 +245,8 @@ func (m *Main) serveAPI(ctx context.Context) error {
 			RecheckInterval: cfg.NativeAdminUI.RecheckInterval.D(), Logger: m.Logger.With("component", "adminproxy")})
 		h = proxy.Route(h)
 	}
+	h = limit.Edge(limit.Options{MaxInFlight: cfg.Limits.MaxInFlight,
+		PerClient: limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerClient, Burst: cfg.Limits.BurstPerClient}}, h)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
