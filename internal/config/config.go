@@ -106,9 +106,9 @@ type Limits struct {
 	// MaxConnections caps the open connections of the API listener; more
 	// wait to be accepted. Default 1024; 1..1000000.
 	MaxConnections int `yaml:"maxConnections"`
-	// MaxInFlight caps the requests being handled at once (open event
-	// streams and WebSockets excepted); one more is refused. Default 256;
-	// 1..100000.
+	// MaxInFlight caps the API requests occ works on at once, counted once
+	// their body is in (open event streams excepted); one more is refused.
+	// Default 256; 1..100000.
 	MaxInFlight int `yaml:"maxInFlight"`
 	// RequestsPerSecondPerPrincipal is the sustained rate of requests of one
 	// authenticated principal (sessions and service keys together, denied

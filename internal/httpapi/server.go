@@ -43,6 +43,9 @@ type Options struct {
 	// PerPrincipal is the request rate of one authenticated principal;
 	// unset, limits.requestsPerSecondPerPrincipal's default.
 	PerPrincipal limit.Rate
+	// MaxInFlight caps the requests handled at once once their body is in;
+	// unset, limits.maxInFlight's default.
+	MaxInFlight int
 	// StreamWriteTimeout bounds each write of an event stream, which as a
 	// whole outlives the server's write timeout; 0 means no bound.
 	StreamWriteTimeout time.Duration
@@ -98,7 +101,8 @@ func New(o Options) (http.Handler, error) {
 	authn := &authenticator{authn: o.Authn, log: o.Logger, origin: o.PublicOrigin, cookie: SessionCookieName(o.PublicOrigin),
 		principals: limit.NewBuckets(o.PerPrincipal)}
 	idem := idempotency{app: o.App, log: o.Logger}
-	api := adm.PreAuth(authn.middleware(adm.Body(idem.middleware(routes))))
+	inFlight := limit.InFlight(o.MaxInFlight)
+	api := adm.PreAuth(authn.middleware(adm.Body(inFlight(idem.middleware(routes)))))
 	if o.Metrics == nil {
 		return api, nil
 	}

@@ -155,7 +155,7 @@ func TestConnectionCap(t *testing.T) {
 	}
 }
 
-// holdInFlight opens a connection whose sign-in request is in flight: the
+// holdInFlight opens a connection whose sign-in request is being read: the
 // server has asked for its body (100 Continue), which never comes.
 func holdInFlight(t *testing.T, addr string) net.Conn {
 	t.Helper()

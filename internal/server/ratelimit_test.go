@@ -1,14 +1,19 @@
 package server_test
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/httpapi/contracttest"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -113,21 +118,72 @@ func TestRateLimitPerClient(t *testing.T) {
 	}
 }
 
-// TestInFlightCap: with limits.maxInFlight requests being handled, one more
-// is 429 RATE_LIMITED with Retry-After; once one of them ends, requests are
-// served again.
+// heldDiagnoses holds every Diagnose call until release is closed, telling
+// entered when one arrives.
+type heldDiagnoses struct {
+	*fakeCompute
+	entered, release chan struct{}
+}
+
+func (h heldDiagnoses) Diagnose(ctx context.Context, r compute.RevisionRef) (compute.Diagnosis, error) {
+	h.entered <- struct{}{}
+	<-h.release
+	return h.fakeCompute.Diagnose(ctx, r)
+}
+
+// TestInFlightCap: clients still sending their bodies do not count among
+// the requests in flight; with limits.maxInFlight requests being worked on,
+// one more is 429 RATE_LIMITED with Retry-After 1; once they end, requests
+// are served again.
 func TestInFlightCap(t *testing.T) {
 	const limit = 2
-	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t), withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxInFlight = limit }))
-	var held []net.Conn
+	held := heldDiagnoses{entered: make(chan struct{}, limit), release: make(chan struct{})}
+	release := sync.OnceFunc(func() { close(held.release) })
+	t.Cleanup(release)
+	d := newDeployWorld(t, storetest.URL(t, "sqlite"), withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxInFlight = limit }),
+		func(m *server.Main) { held.fakeCompute = m.Driver.(*fakeCompute); m.Driver = held })
+	e := d.e
+	for range limit + 1 {
+		holdInFlight(t, e.m.Addr()) // a sign-in whose body never comes
+	}
+	if r := e.call("GET", "/healthz", "", nil); r.Status != 200 {
+		t.Fatalf("healthz beside stalled bodies = %d %v", r.Status, r.Body)
+	}
+	rev := d.deploy(t, d.agent)
+	d.waitDeployment(t, d.agent, rev)
+	statuses := make(chan int, limit)
 	for range limit {
-		held = append(held, holdInFlight(t, e.m.Addr()))
+		go func() {
+			req, _ := http.NewRequest("POST", e.base+d.path("/agents/"+d.agent+"/deployments/"+rev+"/diagnostics"), nil)
+			req.Header.Set("Authorization", "Bearer "+e.admin)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				statuses <- 0
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		}()
+	}
+	for range limit {
+		select {
+		case <-held.entered:
+		case <-time.After(closeWait):
+			t.Fatal("the diagnoses never reached the driver")
+		}
 	}
 	r := e.call("GET", "/healthz", "", nil)
 	wantLimited(t, r, occ.MsgServerBusy)
 	if r.Header.Get("Retry-After") != "1" {
 		t.Fatalf("Retry-After = %q, want 1", r.Header.Get("Retry-After"))
 	}
-	held[0].Close()
-	waitFor(t, "a request served after one in flight ended", func() bool { return e.call("GET", "/healthz", "", nil).Status == 200 })
+	release()
+	for range limit {
+		if s := <-statuses; s != 200 {
+			t.Fatalf("a held diagnosis = %d", s)
+		}
+	}
+	if r := e.call("GET", "/healthz", "", nil); r.Status != 200 {
+		t.Fatalf("healthz once they ended = %d", r.Status)
+	}
 }

@@ -233,6 +233,7 @@ func (m *Main) serveAPI(ctx context.Context) error {
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
 		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D(), NativeAdminCookieDomain: nativeAdminCookieDomain(cfg),
 		PerPrincipal:       limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerPrincipal, Burst: cfg.Limits.BurstPerPrincipal},
+		MaxInFlight:        cfg.Limits.MaxInFlight,
 		StreamWriteTimeout: cfg.HTTP.WriteTimeout.D()})
 	if err != nil {
 		return err
@@ -245,8 +246,7 @@ func (m *Main) serveAPI(ctx context.Context) error {
 			RecheckInterval: cfg.NativeAdminUI.RecheckInterval.D(), Logger: m.Logger.With("component", "adminproxy")})
 		h = proxy.Route(h)
 	}
-	h = limit.Edge(limit.Options{MaxInFlight: cfg.Limits.MaxInFlight,
-		PerClient: limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerClient, Burst: cfg.Limits.BurstPerClient}}, h)
+	h = limit.Edge(limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerClient, Burst: cfg.Limits.BurstPerClient}, h)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/httpapi/contract"
-	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -95,10 +94,6 @@ func (p *Proxy) serveWebSocket(w http.ResponseWriter, r *http.Request, c occ.Cal
 		up.CloseNow()
 		return
 	}
-	// A relayed WebSocket waits on its peers, not on occ: it leaves the
-	// requests in flight (its connection still counts against
-	// limits.maxConnections).
-	limit.Streaming(r.Context())
 	br.SetReadLimit(maxMessage)
 	up.SetReadLimit(maxMessage)
 	defer cancel()

@@ -1,8 +1,9 @@
 // Package limit bounds what one client address, one principal and the
 // whole server may ask of the HTTP server: a token bucket per key
-// (golang.org/x/time/rate) and a cap on the requests in flight
-// (golang.org/x/sync/semaphore). A refusal is 429 RATE_LIMITED with
-// Retry-After. The limits are per process: with several replicas each
+// (golang.org/x/time/rate; Edge per client address, Buckets per principal
+// in authentication) and a cap on the requests in flight
+// (golang.org/x/sync/semaphore; InFlight). A refusal is 429 RATE_LIMITED
+// with Retry-After. The limits are per process: with several replicas each
 // enforces its own.
 package limit
 
