@@ -180,12 +180,7 @@ func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 	e := d.e
 	d.fake.set(func(f *fakeCompute) { f.notReady[d.agent] = -1 }) // not ready until the test says so
 	rev := d.deploy(t, d.agent)
-	req, _ := http.NewRequest("GET", e.base+d.path("/agents/"+d.agent+"/deployments/"+rev+"/events"), nil)
-	req.Header.Set("Authorization", "Bearer "+e.admin)
-	res, err := e.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := d.events(t, d.agent, rev)
 	defer res.Body.Close()
 	rd := bufio.NewReader(res.Body)
 	if first, err := rd.ReadString('\n'); err != nil || first != "event: status\n" {
