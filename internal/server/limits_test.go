@@ -200,3 +200,23 @@ func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 		t.Fatalf("last event = %q", last)
 	}
 }
+
+// TestOversizedHeadersRefused: a request whose headers exceed
+// http.maxHeaderBytes is answered 431 and never reaches occ.
+func TestOversizedHeadersRefused(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t),
+		withLimits(func(_ *config.Limits, h *config.HTTP) { h.MaxHeaderBytes = 4096 }))
+	req, _ := http.NewRequest("GET", e.base+"/healthz", nil)
+	req.Header.Set("X-Filler", strings.Repeat("x", 16<<10))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("16 KiB of headers = %d, want 431", res.StatusCode)
+	}
+	if r := e.call("GET", "/healthz", "", nil); r.Status != 200 {
+		t.Fatalf("healthz = %d", r.Status)
+	}
+}
