@@ -17,6 +17,13 @@
 //	                  unmeasured, and with -wait waits until they are gone, so
 //	                  the next run starts with an idle worker. Deleted names
 //	                  stay reserved, so every run uses fresh names.
+//	stall             -n connections (from -sources loopback addresses) that
+//	                  each send a sign-in's headers and the start of its
+//	                  body, then stall; it prints, every -every for at most
+//	                  -watch, how many the server still holds open, its
+//	                  goroutines and open file descriptors (/metrics) and
+//	                  how /healthz answers, and finally what they were
+//	                  answered. -c does not apply.
 //
 // It refuses URLs that are not loopback: it is a tool for a private
 // installation, never for someone else's server.
@@ -50,10 +57,10 @@ func main() {
 }
 
 type options struct {
-	url, keyFile, scenario, namespace string
-	n, c, warmup                      int
-	cleanup, wait                     bool
-	timeout, waitTimeout              time.Duration
+	url, keyFile, scenario, namespace  string
+	n, c, warmup, sources              int
+	cleanup, wait                      bool
+	timeout, waitTimeout, watch, every time.Duration
 }
 
 const maxRequests = 1_000_000
@@ -63,7 +70,7 @@ func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "base URL of occ (loopback only)")
 	fs.StringVar(&o.keyFile, "key-file", "occ-data/bootstrap-admin.key", "file holding a service key (installation admin)")
-	fs.StringVar(&o.scenario, "scenario", "get-namespace", "get-namespace or create-namespace")
+	fs.StringVar(&o.scenario, "scenario", "get-namespace", "get-namespace, create-namespace or stall")
 	fs.IntVar(&o.n, "n", 1000, "measured requests")
 	fs.IntVar(&o.c, "c", 4, "concurrent requests")
 	fs.IntVar(&o.warmup, "warmup", 100, "unmeasured requests first (get-namespace only)")
@@ -72,6 +79,9 @@ func run(args []string, out io.Writer) error {
 	fs.BoolVar(&o.wait, "wait", true, "create-namespace: wait for the worker (ready, then gone after cleanup)")
 	fs.DurationVar(&o.waitTimeout, "wait-timeout", 10*time.Minute, "longest -wait")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "timeout of one request")
+	fs.IntVar(&o.sources, "sources", 10, "stall: loopback source addresses (127.0.0.1 up), spreading the per-client rate")
+	fs.DurationVar(&o.watch, "watch", 2*time.Minute, "stall: longest time to watch the connections")
+	fs.DurationVar(&o.every, "every", 5*time.Second, "stall: time between samples")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -101,6 +111,8 @@ func run(args []string, out io.Writer) error {
 	var op func(i int) (int, error)
 	var after func() error
 	switch o.scenario {
+	case "stall":
+		return stall(o, cl, out)
 	case "get-namespace":
 		id := o.namespace
 		if id == "" {
@@ -167,7 +179,7 @@ func run(args []string, out io.Writer) error {
 			return nil
 		}
 	default:
-		return fmt.Errorf("unknown -scenario %q (get-namespace or create-namespace)", o.scenario)
+		return fmt.Errorf("unknown -scenario %q (get-namespace, create-namespace or stall)", o.scenario)
 	}
 
 	r := measure(o.n, o.c, op)

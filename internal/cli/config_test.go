@@ -8,10 +8,10 @@ import (
 	"testing"
 )
 
-// TestConfigValidateNativeAdminUI runs `occ config validate` on files that
-// enable the native admin UI: a consistent one passes, and one whose console
-// host lies outside the shared cookie domain fails naming the key.
-func TestConfigValidateNativeAdminUI(t *testing.T) {
+// TestConfigValidate runs `occ config validate` on files: consistent ones
+// pass; a native admin UI whose console host lies outside the shared cookie
+// domain, and bad connection, rate and timeout limits, fail naming the key.
+func TestConfigValidate(t *testing.T) {
 	for _, tt := range []struct {
 		name, file string
 		code       int
@@ -23,6 +23,14 @@ func TestConfigValidateNativeAdminUI(t *testing.T) {
 			1, `nativeAdminUI.cookieDomain: the console host "console.example.org" (publicOrigin) must equal cookieDomain "example.com"`},
 		{"no domain", "publicOrigin: https://occ.example.com\nnativeAdminUI:\n  enabled: true\n  cookieDomain: example.com\n",
 			1, "nativeAdminUI.domain: required when nativeAdminUI.enabled is true"},
+		{"limits", "limits:\n  maxConnections: 4096\n  requestsPerSecondPerPrincipal: 50\nhttp:\n  readTimeout: 1m\n  writeTimeout: 2m\n",
+			0, "configuration is valid"},
+		{"no in-flight requests", "limits:\n  maxInFlight: 0\n", 1, "limits.maxInFlight: 0 is outside 1..100000"},
+		{"no client burst", "limits:\n  burstPerClient: -1\n", 1, "limits.burstPerClient: -1 is outside 1..1000000"},
+		{"no write timeout", "http:\n  writeTimeout: 0s\n", 1, "http.writeTimeout: 0s is outside 10ms..1h0m0s"},
+		{"header bound over the request bound", "http:\n  readTimeout: 5s\n  readHeaderTimeout: 10s\n", 1,
+			"http.readHeaderTimeout: 10s must be at most http.readTimeout (5s)"},
+		{"not a duration", "http:\n  idleTimeout: 5\n", 1, "http.idleTimeout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "occ.yaml")

@@ -44,8 +44,11 @@ type Config struct {
 	Compute Compute `yaml:"compute"`
 	// Secrets configures encryption of secrets at rest.
 	Secrets Secrets `yaml:"secrets"`
-	// Limits are the request body limits.
+	// Limits are the request limits: body sizes, connections, requests in
+	// flight and request rates.
 	Limits Limits `yaml:"limits"`
+	// HTTP bounds the time the HTTP server gives each connection.
+	HTTP HTTP `yaml:"http"`
 	// Worker tunes the durable worker.
 	Worker Worker `yaml:"worker"`
 	// Auth tunes sessions and sign-in, and carries the env-only bootstrap
@@ -88,7 +91,9 @@ type Secrets struct {
 	KeysetFile string `yaml:"keysetFile"`
 }
 
-// Limits are the request body limits, in bytes; each lies in 1024..16 MiB.
+// Limits are the request limits. Body limits are in bytes, each in
+// 1024..16 MiB. Requests over a rate or the in-flight cap are answered 429
+// RATE_LIMITED with Retry-After.
 type Limits struct {
 	// DefaultBodyBytes applies to every route without its own limit.
 	// Default 65536.
@@ -98,6 +103,50 @@ type Limits struct {
 	// WorkspaceFileBodyBytes applies to workspace file writes. Default 49152
 	// (48 KiB).
 	WorkspaceFileBodyBytes int64 `yaml:"workspaceFileBodyBytes"`
+	// MaxConnections caps the open connections of the API listener; more
+	// wait to be accepted. Default 1024; 1..1000000.
+	MaxConnections int `yaml:"maxConnections"`
+	// MaxInFlight caps the API requests occ works on at once, counted once
+	// their body is in (open event streams excepted); one more is refused.
+	// Default 256; 1..100000.
+	MaxInFlight int `yaml:"maxInFlight"`
+	// RequestsPerSecondPerPrincipal is the sustained rate of requests of one
+	// authenticated principal (sessions and service keys together, denied
+	// requests included). Default 20; 1..100000.
+	RequestsPerSecondPerPrincipal int `yaml:"requestsPerSecondPerPrincipal"`
+	// BurstPerPrincipal is how many requests one principal may send at once
+	// above that rate. Default 100; 1..1000000.
+	BurstPerPrincipal int `yaml:"burstPerPrincipal"`
+	// RequestsPerSecondPerClient is the sustained rate of requests from one
+	// client address (an IPv6 client by its /64), counted before
+	// authentication. Default 100; 1..100000.
+	RequestsPerSecondPerClient int `yaml:"requestsPerSecondPerClient"`
+	// BurstPerClient is how many requests one client address may send at
+	// once above that rate. Default 400; 1..1000000.
+	BurstPerClient int `yaml:"burstPerClient"`
+}
+
+// HTTP bounds the time the HTTP server gives each connection. A request
+// whose headers are not in within ReadHeaderTimeout is closed without an
+// answer; one whose body is not in within ReadTimeout is answered 400 and
+// closed; a response not written within WriteTimeout is cut off. Event
+// streams bound each write by WriteTimeout instead of the whole response.
+type HTTP struct {
+	// ReadHeaderTimeout bounds reading a request's headers. Default 10s;
+	// 10ms..10m, at most readTimeout.
+	ReadHeaderTimeout Duration `yaml:"readHeaderTimeout"`
+	// ReadTimeout bounds reading a whole request, headers and body.
+	// Default 30s; 10ms..1h.
+	ReadTimeout Duration `yaml:"readTimeout"`
+	// WriteTimeout bounds handling a request and writing its response, from
+	// the end of its headers. Default 60s; 10ms..1h.
+	WriteTimeout Duration `yaml:"writeTimeout"`
+	// IdleTimeout is how long a kept-alive connection waits for its next
+	// request. Default 120s; 10ms..1h.
+	IdleTimeout Duration `yaml:"idleTimeout"`
+	// MaxHeaderBytes bounds a request's header section; more is answered
+	// 431. Default 65536; 4096..1048576.
+	MaxHeaderBytes int `yaml:"maxHeaderBytes"`
 }
 
 // Worker tunes the durable worker.
@@ -294,6 +343,20 @@ func defaults() *Config {
 			DefaultBodyBytes:       64 << 10,
 			AgentCreateBodyBytes:   448 << 10,
 			WorkspaceFileBodyBytes: 48 << 10,
+
+			MaxConnections:                1024,
+			MaxInFlight:                   256,
+			RequestsPerSecondPerPrincipal: 20,
+			BurstPerPrincipal:             100,
+			RequestsPerSecondPerClient:    100,
+			BurstPerClient:                400,
+		},
+		HTTP: HTTP{
+			ReadHeaderTimeout: Duration(10 * time.Second),
+			ReadTimeout:       Duration(30 * time.Second),
+			WriteTimeout:      Duration(60 * time.Second),
+			IdleTimeout:       Duration(120 * time.Second),
+			MaxHeaderBytes:    64 << 10,
 		},
 		Worker: Worker{
 			ConvergenceTimeout: Duration(900 * time.Second),

@@ -72,7 +72,11 @@ func TestDefaults(t *testing.T) {
 		RuntimeDir:   "./occ-data/runtime",
 		Compute:      Compute{Driver: "local"},
 		Secrets:      Secrets{KeysetFile: "./occ-data/secrets.keyset"},
-		Limits:       Limits{DefaultBodyBytes: 65536, AgentCreateBodyBytes: 458752, WorkspaceFileBodyBytes: 49152},
+		Limits: Limits{DefaultBodyBytes: 65536, AgentCreateBodyBytes: 458752, WorkspaceFileBodyBytes: 49152,
+			MaxConnections: 1024, MaxInFlight: 256, RequestsPerSecondPerPrincipal: 20, BurstPerPrincipal: 100,
+			RequestsPerSecondPerClient: 100, BurstPerClient: 400},
+		HTTP: HTTP{ReadHeaderTimeout: Duration(10 * time.Second), ReadTimeout: Duration(30 * time.Second),
+			WriteTimeout: Duration(60 * time.Second), IdleTimeout: Duration(120 * time.Second), MaxHeaderBytes: 65536},
 		Worker: Worker{
 			ConvergenceTimeout: Duration(900 * time.Second),
 			MaxAttempts:        5,
@@ -379,40 +383,51 @@ func TestFlagProblems(t *testing.T) {
 func TestEnvNames(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"dataDir":                         "OCC_DATA_DIR",
-		"listen":                          "OCC_LISTEN",
-		"databaseURL":                     "OCC_DATABASE_URL",
-		"publicOrigin":                    "OCC_PUBLIC_ORIGIN",
-		"runtimeDir":                      "OCC_RUNTIME_DIR",
-		"compute.driver":                  "OCC_COMPUTE_DRIVER",
-		"worker.maxAttempts":              "OCC_WORKER_MAX_ATTEMPTS",
-		"nativeAdminUI.enabled":           "OCC_NATIVE_ADMIN_UI_ENABLED",
-		"nativeAdminUI.cookieDomain":      "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN",
-		"auth.signInFailuresPerAccount":   "OCC_AUTH_SIGN_IN_FAILURES_PER_ACCOUNT",
-		"runtime.openclawVersion":         "OCC_RUNTIME_OPENCLAW_VERSION",
-		"limits.workspaceFileBodyBytes":   "OCC_LIMITS_WORKSPACE_FILE_BODY_BYTES",
-		"secrets.keysetFile":              "OCC_SECRETS_KEYSET_FILE",
-		"metrics.listen":                  "OCC_METRICS_LISTEN",
-		"worker.convergenceTimeout":       "OCC_WORKER_CONVERGENCE_TIMEOUT",
-		"logging.format":                  "OCC_LOGGING_FORMAT",
-		"auth.sessionLifetime":            "OCC_AUTH_SESSION_LIFETIME",
-		"limits.agentCreateBodyBytes":     "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
-		"nativeAdminUI.domain":            "OCC_NATIVE_ADMIN_UI_DOMAIN",
-		"nativeAdminUI.recheckInterval":   "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
-		"auth.signInFailuresPerClient":    "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
-		"auth.signInConcurrency":          "OCC_AUTH_SIGN_IN_CONCURRENCY",
-		"runtime.nodeVersion":             "OCC_RUNTIME_NODE_VERSION",
-		"limits.defaultBodyBytes":         "OCC_LIMITS_DEFAULT_BODY_BYTES",
-		"worker.pollInterval":             "OCC_WORKER_POLL_INTERVAL",
-		"worker.concurrency":              "OCC_WORKER_CONCURRENCY",
-		"compute.gatewayCommand":          "OCC_COMPUTE_GATEWAY_COMMAND",
-		"worker.jobTimeout":               "OCC_WORKER_JOB_TIMEOUT",
-		"worker.rescueAfter":              "OCC_WORKER_RESCUE_AFTER",
-		"logging.level":                   "OCC_LOGGING_LEVEL",
-		"role":                            "OCC_ROLE",
-		"credentialGateway.url":           "OCC_CREDENTIAL_GATEWAY_URL",
-		"anHTTPServer.x2Value":            "OCC_AN_HTTP_SERVER_X2_VALUE",
-		"nativeAdminUI.cookieDomain.more": "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
+		"dataDir":                              "OCC_DATA_DIR",
+		"listen":                               "OCC_LISTEN",
+		"databaseURL":                          "OCC_DATABASE_URL",
+		"publicOrigin":                         "OCC_PUBLIC_ORIGIN",
+		"runtimeDir":                           "OCC_RUNTIME_DIR",
+		"compute.driver":                       "OCC_COMPUTE_DRIVER",
+		"worker.maxAttempts":                   "OCC_WORKER_MAX_ATTEMPTS",
+		"nativeAdminUI.enabled":                "OCC_NATIVE_ADMIN_UI_ENABLED",
+		"nativeAdminUI.cookieDomain":           "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN",
+		"auth.signInFailuresPerAccount":        "OCC_AUTH_SIGN_IN_FAILURES_PER_ACCOUNT",
+		"runtime.openclawVersion":              "OCC_RUNTIME_OPENCLAW_VERSION",
+		"limits.workspaceFileBodyBytes":        "OCC_LIMITS_WORKSPACE_FILE_BODY_BYTES",
+		"secrets.keysetFile":                   "OCC_SECRETS_KEYSET_FILE",
+		"metrics.listen":                       "OCC_METRICS_LISTEN",
+		"worker.convergenceTimeout":            "OCC_WORKER_CONVERGENCE_TIMEOUT",
+		"logging.format":                       "OCC_LOGGING_FORMAT",
+		"auth.sessionLifetime":                 "OCC_AUTH_SESSION_LIFETIME",
+		"limits.agentCreateBodyBytes":          "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
+		"nativeAdminUI.domain":                 "OCC_NATIVE_ADMIN_UI_DOMAIN",
+		"nativeAdminUI.recheckInterval":        "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
+		"auth.signInFailuresPerClient":         "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
+		"auth.signInConcurrency":               "OCC_AUTH_SIGN_IN_CONCURRENCY",
+		"runtime.nodeVersion":                  "OCC_RUNTIME_NODE_VERSION",
+		"limits.defaultBodyBytes":              "OCC_LIMITS_DEFAULT_BODY_BYTES",
+		"worker.pollInterval":                  "OCC_WORKER_POLL_INTERVAL",
+		"worker.concurrency":                   "OCC_WORKER_CONCURRENCY",
+		"compute.gatewayCommand":               "OCC_COMPUTE_GATEWAY_COMMAND",
+		"worker.jobTimeout":                    "OCC_WORKER_JOB_TIMEOUT",
+		"worker.rescueAfter":                   "OCC_WORKER_RESCUE_AFTER",
+		"logging.level":                        "OCC_LOGGING_LEVEL",
+		"role":                                 "OCC_ROLE",
+		"credentialGateway.url":                "OCC_CREDENTIAL_GATEWAY_URL",
+		"limits.maxConnections":                "OCC_LIMITS_MAX_CONNECTIONS",
+		"limits.maxInFlight":                   "OCC_LIMITS_MAX_IN_FLIGHT",
+		"limits.requestsPerSecondPerPrincipal": "OCC_LIMITS_REQUESTS_PER_SECOND_PER_PRINCIPAL",
+		"limits.burstPerPrincipal":             "OCC_LIMITS_BURST_PER_PRINCIPAL",
+		"limits.requestsPerSecondPerClient":    "OCC_LIMITS_REQUESTS_PER_SECOND_PER_CLIENT",
+		"limits.burstPerClient":                "OCC_LIMITS_BURST_PER_CLIENT",
+		"http.readHeaderTimeout":               "OCC_HTTP_READ_HEADER_TIMEOUT",
+		"http.readTimeout":                     "OCC_HTTP_READ_TIMEOUT",
+		"http.writeTimeout":                    "OCC_HTTP_WRITE_TIMEOUT",
+		"http.idleTimeout":                     "OCC_HTTP_IDLE_TIMEOUT",
+		"http.maxHeaderBytes":                  "OCC_HTTP_MAX_HEADER_BYTES",
+		"anHTTPServer.x2Value":                 "OCC_AN_HTTP_SERVER_X2_VALUE",
+		"nativeAdminUI.cookieDomain.more":      "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
 	}
 	for key, want := range tests {
 		if got := EnvName(key); got != want {
@@ -450,8 +465,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 32 {
-		t.Errorf("len(Keys()) = %d, want 32: %v", len(keys), keys)
+	if len(keys) != 43 {
+		t.Errorf("len(Keys()) = %d, want 43: %v", len(keys), keys)
 	}
 }
 
@@ -485,6 +500,23 @@ func TestValidateRanges(t *testing.T) {
 		{"worker.convergenceTimeout", func(c *Config, v int64) { c.Worker.ConvergenceTimeout = Duration(v) }, int64(time.Second), int64(24 * time.Hour)},
 		{"worker.pollInterval", func(c *Config, v int64) { c.Worker.PollInterval = Duration(v) }, int64(10 * time.Millisecond), int64(10 * time.Second)},
 		{"auth.sessionLifetime", func(c *Config, v int64) { c.Auth.SessionLifetime = Duration(v) }, int64(5 * time.Minute), int64(720 * time.Hour)},
+		{"limits.maxConnections", func(c *Config, v int64) { c.Limits.MaxConnections = int(v) }, 1, 1_000_000},
+		{"limits.maxInFlight", func(c *Config, v int64) { c.Limits.MaxInFlight = int(v) }, 1, 100_000},
+		{"limits.requestsPerSecondPerPrincipal", func(c *Config, v int64) { c.Limits.RequestsPerSecondPerPrincipal = int(v) }, 1, 100_000},
+		{"limits.burstPerPrincipal", func(c *Config, v int64) { c.Limits.BurstPerPrincipal = int(v) }, 1, 1_000_000},
+		{"limits.requestsPerSecondPerClient", func(c *Config, v int64) { c.Limits.RequestsPerSecondPerClient = int(v) }, 1, 100_000},
+		{"limits.burstPerClient", func(c *Config, v int64) { c.Limits.BurstPerClient = int(v) }, 1, 1_000_000},
+		{"http.maxHeaderBytes", func(c *Config, v int64) { c.HTTP.MaxHeaderBytes = int(v) }, 4096, 1 << 20},
+		{"http.writeTimeout", func(c *Config, v int64) { c.HTTP.WriteTimeout = Duration(v) }, int64(10 * time.Millisecond), int64(time.Hour)},
+		{"http.idleTimeout", func(c *Config, v int64) { c.HTTP.IdleTimeout = Duration(v) }, int64(10 * time.Millisecond), int64(time.Hour)},
+		{"http.readTimeout", func(c *Config, v int64) {
+			c.HTTP.ReadTimeout, c.HTTP.ReadHeaderTimeout = Duration(v), Duration(10*time.Millisecond)
+		},
+			int64(10 * time.Millisecond), int64(time.Hour)},
+		{"http.readHeaderTimeout", func(c *Config, v int64) {
+			c.HTTP.ReadHeaderTimeout, c.HTTP.ReadTimeout = Duration(v), Duration(time.Hour)
+		},
+			int64(10 * time.Millisecond), int64(10 * time.Minute)},
 	}
 	for _, e := range ints {
 		t.Run(e.key, func(t *testing.T) {
@@ -516,6 +548,10 @@ func TestRangesThroughEnv(t *testing.T) {
 		{"OCC_LIMITS_DEFAULT_BODY_BYTES=16777217", "limits.defaultBodyBytes", false},
 		{"OCC_WORKER_MAX_ATTEMPTS=0", "worker.maxAttempts", false},
 		{"OCC_WORKER_CONCURRENCY=256", "worker.concurrency", true},
+		{"OCC_LIMITS_MAX_IN_FLIGHT=0", "limits.maxInFlight", false},
+		{"OCC_LIMITS_REQUESTS_PER_SECOND_PER_CLIENT=100001", "limits.requestsPerSecondPerClient", false},
+		{"OCC_HTTP_WRITE_TIMEOUT=9ms", "http.writeTimeout", false},
+		{"OCC_HTTP_READ_TIMEOUT=1h", "http.readTimeout", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -801,6 +837,17 @@ func TestSQLitePath(t *testing.T) {
 		if p, ok := c.SQLitePath(); p != tt.path || ok != tt.ok {
 			t.Errorf("SQLitePath(%q) = %q, %v; want %q, %v", tt.url, p, ok, tt.path, tt.ok)
 		}
+	}
+}
+
+// TestReadHeaderTimeoutWithinReadTimeout: the header bound cannot exceed
+// the bound of the whole request it is part of.
+func TestReadHeaderTimeoutWithinReadTimeout(t *testing.T) {
+	t.Parallel()
+	_, err := Load(Source{Env: []string{"OCC_HTTP_READ_TIMEOUT=5s", "OCC_HTTP_READ_HEADER_TIMEOUT=6s"}})
+	wantProblem(t, err, "http.readHeaderTimeout", "at most http.readTimeout (5s)")
+	if _, err := Load(Source{Env: []string{"OCC_HTTP_READ_TIMEOUT=5s", "OCC_HTTP_READ_HEADER_TIMEOUT=5s"}}); err != nil {
+		t.Fatal(err)
 	}
 }
 

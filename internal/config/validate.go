@@ -123,6 +123,21 @@ func (c *Config) Validate() error {
 	v.intRange("limits.defaultBodyBytes", c.Limits.DefaultBodyBytes, 1024, 16*mib)
 	v.intRange("limits.agentCreateBodyBytes", c.Limits.AgentCreateBodyBytes, 1024, 16*mib)
 	v.intRange("limits.workspaceFileBodyBytes", c.Limits.WorkspaceFileBodyBytes, 1024, 16*mib)
+	v.intRange("limits.maxConnections", int64(c.Limits.MaxConnections), 1, 1_000_000)
+	v.intRange("limits.maxInFlight", int64(c.Limits.MaxInFlight), 1, 100_000)
+	v.intRange("limits.requestsPerSecondPerPrincipal", int64(c.Limits.RequestsPerSecondPerPrincipal), 1, 100_000)
+	v.intRange("limits.burstPerPrincipal", int64(c.Limits.BurstPerPrincipal), 1, 1_000_000)
+	v.intRange("limits.requestsPerSecondPerClient", int64(c.Limits.RequestsPerSecondPerClient), 1, 100_000)
+	v.intRange("limits.burstPerClient", int64(c.Limits.BurstPerClient), 1, 1_000_000)
+
+	v.durationRange("http.readHeaderTimeout", c.HTTP.ReadHeaderTimeout, 10*time.Millisecond, 10*time.Minute)
+	v.durationRange("http.readTimeout", c.HTTP.ReadTimeout, 10*time.Millisecond, time.Hour)
+	if c.HTTP.ReadHeaderTimeout > c.HTTP.ReadTimeout {
+		v.add("http.readHeaderTimeout", "%s must be at most http.readTimeout (%s)", c.HTTP.ReadHeaderTimeout, c.HTTP.ReadTimeout)
+	}
+	v.durationRange("http.writeTimeout", c.HTTP.WriteTimeout, 10*time.Millisecond, time.Hour)
+	v.durationRange("http.idleTimeout", c.HTTP.IdleTimeout, 10*time.Millisecond, time.Hour)
+	v.intRange("http.maxHeaderBytes", int64(c.HTTP.MaxHeaderBytes), 4096, mib)
 
 	v.durationRange("worker.convergenceTimeout", c.Worker.ConvergenceTimeout, time.Second, 24*time.Hour)
 	v.intRange("worker.maxAttempts", int64(c.Worker.MaxAttempts), 1, 100)

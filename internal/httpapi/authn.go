@@ -9,6 +9,7 @@ import (
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/httpapi/contract"
+	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
 )
@@ -31,15 +32,18 @@ func clientAddr(ctx context.Context) string {
 
 // authenticator resolves the caller of every non-public route.
 type authenticator struct {
-	authn  *iam.Authenticator
-	log    *slog.Logger
-	origin string // the public origin session writes must come from
-	cookie string // session cookie name
+	authn      *iam.Authenticator
+	log        *slog.Logger
+	origin     string         // the public origin session writes must come from
+	cookie     string         // session cookie name
+	principals *limit.Buckets // one bucket per authenticated principal
 }
 
 // middleware authenticates with "Authorization: Bearer occ_…" and puts the
 // caller and request ID in the context. Public routes (security: [] in the
-// spec) pass without credentials.
+// spec) pass without credentials. Every request of an authenticated
+// principal counts against its bucket before anything else is checked, so
+// requests that will be denied count too; an empty bucket is 429.
 func (a *authenticator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := occ.WithRequestID(r.Context(), contract.RequestID(r.Context()))
@@ -51,12 +55,19 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 			}
 			// A public route may still look at a valid session (GET /api/auth/session).
 			if c, err := a.authenticate(ctx, r); err == nil && c.Method == occ.AuthSession {
+				if err := a.take(c); err != nil {
+					contract.WriteError(w, r, err)
+					return
+				}
 				ctx = context.WithValue(ctx, callerKey{}, c)
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
 		c, err := a.authenticate(ctx, r)
+		if err == nil {
+			err = a.take(c)
+		}
 		if err == nil && c.Method == occ.AuthSession && !safeMethod(r.Method) {
 			err = a.checkCSRF(r)
 		}
@@ -66,6 +77,14 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callerKey{}, c)))
 	})
+}
+
+// take counts one request of c's principal, or refuses it.
+func (a *authenticator) take(c occ.Caller) error {
+	if ok, wait := a.principals.Take(c.PrincipalID); !ok {
+		return occ.RateLimited(occ.MsgRateLimitedPrincipal, wait)
+	}
+	return nil
 }
 
 // isPublic reports whether the operation declares no security requirement.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/httpapi/gen"
+	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -106,17 +107,33 @@ func (h *handlers) GetDeployment(ctx context.Context, r gen.GetDeploymentRequest
 
 // deploymentEvents streams a deployment's status as Server-Sent Events
 // until it is terminal or the client goes away. It reads persisted state
-// only, like GET …/deployments/:id.
+// only, like GET …/deployments/:id. The stream outlives the server's write
+// timeout and leaves the requests in flight: each write (an event, or a
+// keep-alive comment every 15 s) must finish within writeTimeout instead,
+// so a client that stops reading is cut off.
 type deploymentEvents struct {
-	ctx   context.Context
-	first app.DeploymentStatus
-	poll  func(ctx context.Context) (app.DeploymentStatus, error)
+	ctx          context.Context
+	first        app.DeploymentStatus
+	poll         func(ctx context.Context) (app.DeploymentStatus, error)
+	writeTimeout time.Duration
 }
 
 // VisitStreamDeploymentResponse implements gen.StreamDeploymentResponseObject.
 func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
+	limit.Streaming(s.ctx)
+	rc := http.NewResponseController(w)
+	// deadline bounds the next write; the server's own write deadline,
+	// set when the request arrived, is replaced.
+	deadline := func() {
+		var d time.Time
+		if s.writeTimeout > 0 {
+			d = time.Now().Add(s.writeTimeout)
+		}
+		_ = rc.SetWriteDeadline(d)
+	}
+	deadline()
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	send := func(d app.DeploymentStatus) error {
@@ -124,6 +141,7 @@ func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) e
 		if err != nil {
 			return err
 		}
+		deadline()
 		if _, err := fmt.Fprintf(w, "event: status\ndata: %s\n\n", b); err != nil {
 			return err
 		}
@@ -145,6 +163,7 @@ func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) e
 		case <-s.ctx.Done():
 			return nil
 		case <-keepAlive.C:
+			deadline()
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return nil
 			}
@@ -181,5 +200,5 @@ func (h *handlers) StreamDeployment(ctx context.Context, r gen.StreamDeploymentR
 	if err != nil {
 		return nil, err
 	}
-	return deploymentEvents{ctx: ctx, first: first, poll: poll}, nil
+	return deploymentEvents{ctx: ctx, first: first, poll: poll, writeTimeout: h.opts.StreamWriteTimeout}, nil
 }

@@ -16,8 +16,10 @@ import (
 
 	"github.com/openclaw/occ/api"
 	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/httpapi/contract"
 	"github.com/openclaw/occ/internal/httpapi/gen"
+	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/iam"
 )
 
@@ -38,7 +40,16 @@ type Options struct {
 	// shared cookie parent domain: sign-in also sets the shared cookie
 	// there, sign-out clears it. Empty when disabled.
 	NativeAdminCookieDomain string
-	Logger                  *slog.Logger
+	// PerPrincipal is the request rate of one authenticated principal;
+	// unset, limits.requestsPerSecondPerPrincipal's default.
+	PerPrincipal limit.Rate
+	// MaxInFlight caps the requests handled at once once their body is in;
+	// unset, limits.maxInFlight's default.
+	MaxInFlight int
+	// StreamWriteTimeout bounds each write of an event stream, which as a
+	// whole outlives the server's write timeout; 0 means no bound.
+	StreamWriteTimeout time.Duration
+	Logger             *slog.Logger
 }
 
 // LoadSpec parses the embedded OpenAPI document.
@@ -58,6 +69,10 @@ func LoadSpec() (*openapi3.T, error) {
 func New(o Options) (http.Handler, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.PerPrincipal.PerSecond <= 0 || o.PerPrincipal.Burst <= 0 {
+		d := config.Defaults().Limits
+		o.PerPrincipal = limit.Rate{PerSecond: d.RequestsPerSecondPerPrincipal, Burst: d.BurstPerPrincipal}
 	}
 	spec, err := LoadSpec()
 	if err != nil {
@@ -83,9 +98,11 @@ func New(o Options) (http.Handler, error) {
 			contract.WriteError(w, r, invalidRequest(err))
 		},
 	})
-	authn := &authenticator{authn: o.Authn, log: o.Logger, origin: o.PublicOrigin, cookie: SessionCookieName(o.PublicOrigin)}
+	authn := &authenticator{authn: o.Authn, log: o.Logger, origin: o.PublicOrigin, cookie: SessionCookieName(o.PublicOrigin),
+		principals: limit.NewBuckets(o.PerPrincipal)}
 	idem := idempotency{app: o.App, log: o.Logger}
-	api := adm.PreAuth(authn.middleware(adm.Body(idem.middleware(routes))))
+	inFlight := limit.InFlight(o.MaxInFlight)
+	api := adm.PreAuth(authn.middleware(adm.Body(inFlight(idem.middleware(routes)))))
 	if o.Metrics == nil {
 		return api, nil
 	}

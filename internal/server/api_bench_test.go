@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -115,6 +116,7 @@ func bootBench(b *testing.B, dbURL string) (base, key string) {
 	b.Helper()
 	dir := b.TempDir()
 	flags := map[string]string{"dataDir": dir, "listen": "127.0.0.1:0", "publicOrigin": "http://127.0.0.1:8080"}
+	maps.Copy(flags, testRates)
 	if dbURL != "" {
 		flags["databaseURL"] = dbURL
 	}

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -120,13 +121,16 @@ func freePort(t *testing.T) string {
 }
 
 // childEnv is the environment without any OCC_* setting of the developer's
-// shell (the test chooses every setting itself).
+// shell (the test chooses every setting itself), with testRates.
 func childEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OCC_") {
 			env = append(env, kv)
 		}
+	}
+	for key, v := range testRates {
+		env = append(env, config.EnvName(key)+"="+v)
 	}
 	return append(env, "OCC_WORKER_POLL_INTERVAL=20ms", "OCC_WORKER_JOB_TIMEOUT=3s", "OCC_WORKER_RESCUE_AFTER=4s")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -127,6 +128,7 @@ func bootDeployBench(b *testing.B, fake, db string) *deployBench {
 	}
 	dir := b.TempDir()
 	flags := map[string]string{"dataDir": dir, "listen": "127.0.0.1:0", "publicOrigin": "http://127.0.0.1:8080"}
+	maps.Copy(flags, testRates)
 	if db == "postgres" {
 		flags["databaseURL"] = storetest.URL(b, "postgres")
 	}

@@ -335,23 +335,31 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestDeploymentEvents streams a deployment's status as Server-Sent Events
-// until it is terminal.
-func TestDeploymentEvents(t *testing.T) {
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
+// events opens a deployment's event stream as the admin and checks that it
+// is one; the caller closes the body.
+func (d *deployWorld) events(t *testing.T, agent, rev string) *http.Response {
+	t.Helper()
 	e := d.e
-	d.fake.set(func(f *fakeCompute) { f.notReady[d.agent] = 2 })
-	rev := d.deploy(t, d.agent)
-	req, _ := http.NewRequest("GET", e.base+d.path("/agents/"+d.agent+"/deployments/"+rev+"/events"), nil)
+	req, _ := http.NewRequest("GET", e.base+d.path("/agents/"+agent+"/deployments/"+rev+"/events"), nil)
 	req.Header.Set("Authorization", "Bearer "+e.admin)
 	res, err := e.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+		res.Body.Close()
 		t.Fatalf("events = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
+	return res
+}
+
+// TestDeploymentEvents streams a deployment's status as Server-Sent Events
+// until it is terminal.
+func TestDeploymentEvents(t *testing.T) {
+	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
+	d.fake.set(func(f *fakeCompute) { f.notReady[d.agent] = 2 })
+	res := d.events(t, d.agent, d.deploy(t, d.agent))
+	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body) // the stream ends once terminal
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -50,13 +51,24 @@ func withGateway(url string) func(*server.Main) {
 	return func(m *server.Main) { m.Config.CredentialGateway.URL = url }
 }
 
+// testRates raise the request rate limits far above what any test sends
+// from its one address and few principals (the defaults allow 20 requests
+// a second per principal): the servers tests start use them unless a test
+// of the limits lowers them again.
+var testRates = map[string]string{
+	"limits.requestsPerSecondPerPrincipal": "100000", "limits.burstPerPrincipal": "1000000",
+	"limits.requestsPerSecondPerClient": "100000", "limits.burstPerClient": "1000000",
+}
+
 // boot starts occ on a fresh data directory; opts adjust the server before
-// it starts (e.g. a logger that records).
+// it starts (e.g. a logger that records). Its rate limits are testRates.
 func boot(t *testing.T, dbURL string, driver compute.Driver, opts ...func(*server.Main)) *env {
 	t.Helper()
 	dir := t.TempDir()
-	cfg, err := config.Load(config.Source{Env: []string{"OCC_BOOTSTRAP_ADMIN_PASSWORD=" + adminPassword}, Flags: map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
-		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": "http://127.0.0.1:8080"}})
+	flags := map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
+		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": "http://127.0.0.1:8080"}
+	maps.Copy(flags, testRates)
+	cfg, err := config.Load(config.Source{Env: []string{"OCC_BOOTSTRAP_ADMIN_PASSWORD=" + adminPassword}, Flags: flags})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/riverqueue/river"
+	"golang.org/x/net/netutil"
 
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/backends"
@@ -32,6 +33,7 @@ import (
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/httpapi"
 	"github.com/openclaw/occ/internal/httpapi/adminproxy"
+	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/secrets"
@@ -232,7 +234,10 @@ func (m *Main) serveAPI(ctx context.Context) error {
 		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes, "putWorkspaceFile": cfg.Limits.WorkspaceFileBodyBytes},
 		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
-		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D(), NativeAdminCookieDomain: nativeAdminCookieDomain(cfg)})
+		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D(), NativeAdminCookieDomain: nativeAdminCookieDomain(cfg),
+		PerPrincipal:       limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerPrincipal, Burst: cfg.Limits.BurstPerPrincipal},
+		MaxInFlight:        cfg.Limits.MaxInFlight,
+		StreamWriteTimeout: cfg.HTTP.WriteTimeout.D()})
 	if err != nil {
 		return err
 	}
@@ -244,10 +249,17 @@ func (m *Main) serveAPI(ctx context.Context) error {
 			RecheckInterval: cfg.NativeAdminUI.RecheckInterval.D(), Logger: m.Logger.With("component", "adminproxy")})
 		h = proxy.Route(h)
 	}
-	if m.listener, err = net.Listen("tcp", cfg.Listen); err != nil {
+	h = limit.Edge(limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerClient, Burst: cfg.Limits.BurstPerClient}, h)
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	m.http = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
+	// Connections over the cap wait to be accepted; the timeouts free the
+	// slots of clients that stall.
+	m.listener = netutil.LimitListener(ln, cfg.Limits.MaxConnections)
+	m.http = &http.Server{Handler: h, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
+		WriteTimeout: cfg.HTTP.WriteTimeout.D(), IdleTimeout: cfg.HTTP.IdleTimeout.D(), MaxHeaderBytes: cfg.HTTP.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
 	if proxy != nil {
 		m.http.RegisterOnShutdown(proxy.Close) // relayed WebSockets are hijacked: Shutdown does not close them
 	}
