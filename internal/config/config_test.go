@@ -89,6 +89,8 @@ func TestDefaults(t *testing.T) {
 		Logging:       Logging{Level: "info", Format: "text"},
 		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},
 		Runtime:       Runtime{OpenClawVersion: "2026.9.6", NodeVersion: "24"},
+		Audit:         Audit{Retention: Duration(9600 * time.Hour), ExportDir: "./occ-data/audit-export"},
+		Streams:       Streams{MaxPerPrincipal: 16, RecheckInterval: Duration(5 * time.Second), PollInterval: Duration(5 * time.Second)},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -146,7 +148,8 @@ runtime:
 					t.Errorf("defaults lost: %+v", c)
 				}
 				if c.DatabaseURL != "sqlite:///file/occ.db" || c.RuntimeDir != "/file/runtime" ||
-					c.Secrets.KeysetFile != "/file/secrets.keyset" || c.PublicOrigin != "http://127.0.0.1:1001" {
+					c.Secrets.KeysetFile != "/file/secrets.keyset" || c.PublicOrigin != "http://127.0.0.1:1001" ||
+					c.Audit.ExportDir != "/file/audit-export" {
 					t.Errorf("derived values: %+v", c)
 				}
 			},
@@ -411,6 +414,11 @@ func TestEnvNames(t *testing.T) {
 		"logging.level":                   "OCC_LOGGING_LEVEL",
 		"role":                            "OCC_ROLE",
 		"credentialGateway.url":           "OCC_CREDENTIAL_GATEWAY_URL",
+		"audit.retention":                 "OCC_AUDIT_RETENTION",
+		"audit.exportDir":                 "OCC_AUDIT_EXPORT_DIR",
+		"streams.maxPerPrincipal":         "OCC_STREAMS_MAX_PER_PRINCIPAL",
+		"streams.recheckInterval":         "OCC_STREAMS_RECHECK_INTERVAL",
+		"streams.pollInterval":            "OCC_STREAMS_POLL_INTERVAL",
 		"anHTTPServer.x2Value":            "OCC_AN_HTTP_SERVER_X2_VALUE",
 		"nativeAdminUI.cookieDomain.more": "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
 	}
@@ -450,8 +458,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 32 {
-		t.Errorf("len(Keys()) = %d, want 32: %v", len(keys), keys)
+	if len(keys) != 37 {
+		t.Errorf("len(Keys()) = %d, want 37: %v", len(keys), keys)
 	}
 }
 
@@ -485,6 +493,10 @@ func TestValidateRanges(t *testing.T) {
 		{"worker.convergenceTimeout", func(c *Config, v int64) { c.Worker.ConvergenceTimeout = Duration(v) }, int64(time.Second), int64(24 * time.Hour)},
 		{"worker.pollInterval", func(c *Config, v int64) { c.Worker.PollInterval = Duration(v) }, int64(10 * time.Millisecond), int64(10 * time.Second)},
 		{"auth.sessionLifetime", func(c *Config, v int64) { c.Auth.SessionLifetime = Duration(v) }, int64(5 * time.Minute), int64(720 * time.Hour)},
+		{"audit.retention", func(c *Config, v int64) { c.Audit.Retention = Duration(v) }, int64(24 * time.Hour), int64(87600 * time.Hour)},
+		{"streams.maxPerPrincipal", func(c *Config, v int64) { c.Streams.MaxPerPrincipal = int(v) }, 1, 1024},
+		{"streams.recheckInterval", func(c *Config, v int64) { c.Streams.RecheckInterval = Duration(v) }, int64(10 * time.Millisecond), int64(5 * time.Minute)},
+		{"streams.pollInterval", func(c *Config, v int64) { c.Streams.PollInterval = Duration(v) }, int64(10 * time.Millisecond), int64(5 * time.Minute)},
 	}
 	for _, e := range ints {
 		t.Run(e.key, func(t *testing.T) {
@@ -516,6 +528,10 @@ func TestRangesThroughEnv(t *testing.T) {
 		{"OCC_LIMITS_DEFAULT_BODY_BYTES=16777217", "limits.defaultBodyBytes", false},
 		{"OCC_WORKER_MAX_ATTEMPTS=0", "worker.maxAttempts", false},
 		{"OCC_WORKER_CONCURRENCY=256", "worker.concurrency", true},
+		{"OCC_AUDIT_RETENTION=0", "audit.retention", true},
+		{"OCC_AUDIT_RETENTION=23h", "audit.retention", false},
+		{"OCC_STREAMS_MAX_PER_PRINCIPAL=0", "streams.maxPerPrincipal", false},
+		{"OCC_STREAMS_RECHECK_INTERVAL=5ms", "streams.recheckInterval", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -552,6 +568,8 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"dataDir empty", func(c *Config) { c.DataDir = "" }, "dataDir", "required"},
 		{"runtimeDir empty", func(c *Config) { c.RuntimeDir = "" }, "runtimeDir", "required"},
 		{"keyset empty", func(c *Config) { c.Secrets.KeysetFile = "" }, "secrets.keysetFile", "required"},
+		{"audit kept forever", func(c *Config) { c.Audit.Retention = 0 }, "", ""},
+		{"audit export dir empty", func(c *Config) { c.Audit.ExportDir = "" }, "audit.exportDir", "required"},
 		{"listen bad", func(c *Config) { c.Listen = "localhost" }, "listen", "not host:port"},
 		{"listen bad port", func(c *Config) { c.Listen = "127.0.0.1:99999" }, "listen", "bad port"},
 		{"listen port 0", func(c *Config) { c.Listen = "127.0.0.1:0" }, "", ""},
