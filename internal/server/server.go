@@ -136,6 +136,8 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		SignInConcurrency: cfg.Auth.SignInConcurrency,
 		Secrets:           m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(worked),
 		Diagnose: diagnoserOf(worked),
+		Streams: app.StreamOptions{MaxPerPrincipal: cfg.Streams.MaxPerPrincipal, RecheckInterval: cfg.Streams.RecheckInterval.D(),
+			PollInterval: cfg.Streams.PollInterval.D()},
 		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,
 			CookieDomain: cfg.NativeAdminUI.CookieDomain, PublicOrigin: cfg.PublicOrigin}}); err != nil {
 		return err

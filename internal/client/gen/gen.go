@@ -2444,6 +2444,8 @@ type ClientInterface interface {
 
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	//
+	// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
+	//
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 	StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -3657,6 +3659,8 @@ func (c *Client) DiagnoseDeployment(ctx context.Context, namespaceId NamespaceId
 }
 
 // StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+//
+// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
 //
 // Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 func (c *Client) StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10018,6 +10022,8 @@ type ClientWithResponsesInterface interface {
 
 	// StreamDeploymentWithResponse Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	//
+	// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
@@ -15676,6 +15682,8 @@ func (c *ClientWithResponses) DiagnoseDeploymentWithResponse(ctx context.Context
 }
 
 // StreamDeploymentWithResponse Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+//
+// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
 //
 // Returns a wrapper object for the known response body format(s).
 //
