@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/backends"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
@@ -62,6 +63,9 @@ type Main struct {
 	lock     *os.File
 	closers  []func() error
 	errc     chan error
+	// retention counts the audit retention passes of this process's
+	// worker, served on /metrics.
+	retention *audit.RetentionMetrics
 }
 
 // Addr is the API's listening address once Start returned.
@@ -113,6 +117,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), Secrets: appSecrets{m},
 		NativeAdminOrigin: func(nsID, agentID string) string { return m.app.NativeAdminGatewayOrigin(nsID, agentID) },
 		Backends:          backendTypes(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
+	m.retention = audit.NewRetentionMetrics()
+	wopts.AuditRetention = &audit.Retention{Store: m.st, Keep: cfg.Audit.Retention.D(), Dir: cfg.Audit.ExportDir,
+		Log: m.Logger.With("component", "audit-retention"), Metrics: m.retention}
 	working := cfg.Role != "api"
 	caps, worked := driver.Capabilities(), driver
 	if !working {
@@ -230,6 +237,7 @@ func (m *Main) serveAPI(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.retention.Collectors()...)
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
 		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes, "putWorkspaceFile": cfg.Limits.WorkspaceFileBodyBytes},
 		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,
