@@ -24,15 +24,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/openclaw/occ/bench/internal/occproc"
 )
 
 func main() {
@@ -68,20 +66,20 @@ func run(args []string, out io.Writer) error {
 	}
 	key, err := os.ReadFile(filepath.Join(dir, "data", "bootstrap-admin.key"))
 	if err != nil {
-		p.stop()
+		p.Stop()
 		return err
 	}
-	c := &api{base: p.base, key: strings.TrimSpace(string(key))}
+	c := &api{base: p.Base, key: strings.TrimSpace(string(key))}
 	ns, agent, err := c.world(ctx)
-	p.stop()
+	p.Stop()
 	if err != nil {
 		return err
 	}
 	if p, err = start(ctx, *bin, dir, "api"); err != nil {
 		return err
 	}
-	defer p.stop()
-	c.base = p.base
+	defer p.Stop()
+	c.base = p.Base
 	var dep map[string]any
 	if err := c.do("POST", "/namespaces/"+ns+"/agents/"+agent+"/deploy", nil, &dep); err != nil {
 		return err
@@ -94,12 +92,12 @@ func run(args []string, out io.Writer) error {
 		}
 	}
 	time.Sleep(*settle)
-	before, err := p.cpu()
+	before, err := p.CPUSeconds()
 	if err != nil {
 		return err
 	}
 	time.Sleep(*window)
-	after, err := p.cpu()
+	after, err := p.CPUSeconds()
 	if err != nil {
 		return err
 	}
@@ -196,72 +194,8 @@ func (a *api) stream(ctx context.Context, path string) error {
 	return nil
 }
 
-// proc is one running occ.
-type proc struct {
-	cmd  *exec.Cmd
-	base string
-}
-
-func start(ctx context.Context, bin, dir, role string) (*proc, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(bin, "serve", "--data-dir", filepath.Join(dir, "data"), "--listen", addr, "--role", role)
-	cmd.Env = append(os.Environ(), "OCC_BOOTSTRAP_ADMIN_PASSWORD=streamidle-admin-password", "OCC_COMPUTE_GATEWAY_COMMAND=/bin/false")
-	log, err := os.OpenFile(filepath.Join(dir, "occ.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &proc{cmd: cmd, base: "http://" + addr}
-	for {
-		if res, err := http.Get(p.base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return p, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			p.stop()
-			return nil, fmt.Errorf("occ did not become ready (log in %s)", log.Name())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// cpu returns the process's user + system CPU seconds.
-func (p *proc) cpu() (float64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name (which may hold spaces) in parentheses.
-	rest := string(raw[bytes.LastIndexByte(raw, ')')+2:])
-	f := strings.Fields(rest)
-	utime, err1 := strconv.ParseFloat(f[11], 64)
-	stime, err2 := strconv.ParseFloat(f[12], 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return (utime + stime) / 100, nil // USER_HZ is 100 on Linux
-}
-
-// stop ends occ (SIGTERM, then SIGKILL after 10 s).
-func (p *proc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+// start runs occ in role on the data directory under dir.
+func start(ctx context.Context, bin, dir, role string) (*occproc.Proc, error) {
+	return occproc.Start(ctx, bin, filepath.Join(dir, "data"), filepath.Join(dir, "occ.log"), []string{"--role", role},
+		"OCC_BOOTSTRAP_ADMIN_PASSWORD=streamidle-admin-password", "OCC_COMPUTE_GATEWAY_COMMAND=/bin/false")
 }
