@@ -30,11 +30,17 @@ type sse struct {
 	r   *bufio.Reader
 }
 
+// streamWait bounds how long a test reads one stream: an event that
+// never comes ends it instead of hanging the test.
+const streamWait = 60 * time.Second
+
 // openStream opens …/deployments/{rev}/events with key and returns the
-// response; the stream is closed when the test ends.
+// response; the stream is closed when the test ends or after streamWait.
 func (d *deployWorld) openStream(t *testing.T, key, rev string) (*sse, resp) {
 	t.Helper()
-	req, err := http.NewRequest("GET", d.e.base+d.path("/agents/"+d.agent+"/deployments/"+rev+"/events"), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), streamWait)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, "GET", d.e.base+d.path("/agents/"+d.agent+"/deployments/"+rev+"/events"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
