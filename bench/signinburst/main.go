@@ -17,7 +17,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -28,15 +27,15 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/openclaw/occ/bench/internal/occproc"
 )
 
 func main() {
@@ -75,14 +74,14 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	defer p.stop()
-	before, _ := p.status("VmRSS")
+	before, _ := p.Status("VmRSS")
 	var capped atomic.Bool
 	go p.watch(ctx, o.rssCapMB<<20, &capped)
 
 	start := time.Now()
-	statuses := burst(ctx, p.base, o)
+	statuses := burst(ctx, p.Base, o)
 	took := time.Since(start)
-	peak, _ := p.status("VmHWM")
+	peak, _ := p.Status("VmHWM")
 	if capped.Load() {
 		peak = max(peak, o.rssCapMB<<20)
 	}
@@ -143,11 +142,10 @@ func answer(res *http.Response, err error) string {
 	return strconv.Itoa(res.StatusCode)
 }
 
-// proc is the occ process under measurement.
+// proc is the occ process under measurement and its directory.
 type proc struct {
-	cmd  *exec.Cmd
-	dir  string
-	base string
+	*occproc.Proc
+	dir string
 }
 
 func startOCC(ctx context.Context, bin string) (*proc, error) {
@@ -155,78 +153,28 @@ func startOCC(ctx context.Context, bin string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := occproc.Start(ctx, bin, filepath.Join(dir, "data"), filepath.Join(dir, "occ.log"), nil,
+		"OCC_BOOTSTRAP_ADMIN_PASSWORD=signinburst-admin-password")
 	if err != nil {
 		return nil, err
 	}
-	addr := l.Addr().String()
-	l.Close()
-	cmd := exec.Command(bin, "serve", "--data-dir", filepath.Join(dir, "data"), "--listen", addr)
-	cmd.Env = append(os.Environ(), "OCC_BOOTSTRAP_ADMIN_PASSWORD=signinburst-admin-password")
-	log, err := os.Create(filepath.Join(dir, "occ.log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &proc{cmd: cmd, dir: dir, base: "http://" + addr}
-	for {
-		if res, err := http.Get(p.base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return p, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			p.stop()
-			return nil, fmt.Errorf("occ did not become ready (log in %s)", log.Name())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// status reads one memory field of /proc/PID/status, in bytes.
-func (p *proc) status(field string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc status", field)
+	return &proc{Proc: p, dir: dir}, nil
 }
 
 // watch kills occ once its resident memory passes limit.
 func (p *proc) watch(ctx context.Context, limit int64, capped *atomic.Bool) {
 	for ctx.Err() == nil {
-		if rss, err := p.status("VmRSS"); err == nil && rss > limit {
+		if rss, err := p.Status("VmRSS"); err == nil && rss > limit {
 			capped.Store(true)
-			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+			_ = p.Cmd.Process.Signal(syscall.SIGKILL)
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// stop ends occ (SIGTERM, then SIGKILL after 10 s) and removes its directory.
+// stop ends occ and removes its directory.
 func (p *proc) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	p.Stop()
 	os.RemoveAll(p.dir)
 }

@@ -54,6 +54,9 @@ type Options struct {
 	// CredentialGateway registers credential sources; nil means the
 	// installation has no gateway (credential source routes answer 409).
 	CredentialGateway credgateway.Client
+	// Streams bound the deployment event streams; zero fields take the
+	// configuration defaults.
+	Streams StreamOptions
 }
 
 // Backend is an installation-configured Backend (never created by the API).
@@ -97,6 +100,7 @@ type App struct {
 	idemInFlight                 sync.Map                         // IdempotencyClaim marks of requests running in this process
 
 	writers     keyLocks         // one in-process writer at a time per resource (optimistic)
+	streams     *streamSlots     // open deployment event streams per principal
 	hosts       nativeAdminHosts // derived native admin host labels → Agents
 	nativeKeyMu sync.Mutex
 	nativeKey   []byte // HMAC key of native admin shared tokens, loaded on first use
@@ -127,10 +131,12 @@ func New(ctx context.Context, st *store.Store, jobs Enqueuer, opts Options) (*Ap
 	if opts.SignInConcurrency <= 0 {
 		opts.SignInConcurrency = def.Auth.SignInConcurrency
 	}
+	opts.Streams = opts.Streams.withDefaults()
 	a := &App{st: st, authz: iam.NewAuthorizer(st), jobs: jobs, opts: opts, now: time.Now, instID: in.ID,
 		pairThrottle:   newThrottle(opts.SignInFailuresPerAccount, time.Minute),
 		clientThrottle: newThrottle(opts.SignInFailuresPerClient, time.Minute),
-		hashes:         newHashGate(opts.SignInConcurrency), checkPassword: iam.CheckPassword}
+		hashes:         newHashGate(opts.SignInConcurrency), checkPassword: iam.CheckPassword,
+		streams: &streamSlots{max: opts.Streams.MaxPerPrincipal, open: map[string]int{}}}
 	if opts.Secrets != nil {
 		if a.idemKey, err = installationKey(ctx, st, opts.Secrets, in.ID, "idempotency"); err != nil {
 			return nil, fmt.Errorf("idempotency key: %w", err)

@@ -76,3 +76,52 @@ func (a *App) Ready(ctx context.Context) error {
 func (a *App) RequireInstallationAdmin(ctx context.Context, c occ.Caller, action string) error {
 	return a.require(ctx, c, occ.P(occ.KindInstallation, occ.ActionAdminister), a.installationRef(), action, nil)
 }
+
+// auditExportPage is how many events an export reads at once.
+const auditExportPage = 1000
+
+// AuditExport reads the events of an export page after page.
+type AuditExport struct {
+	a     *App
+	r     store.AuditRange
+	ended bool
+}
+
+// ExportAuditEvents opens an export of every audit event with since <=
+// occurredAt < until (a zero bound is open), oldest first, for an
+// installation administrator (installation:administer, as listing).
+func (a *App) ExportAuditEvents(ctx context.Context, c occ.Caller, since, until time.Time) (*AuditExport, error) {
+	if err := a.require(ctx, c, occ.P(occ.KindInstallation, occ.ActionAdminister), a.installationRef(), "audit_events.export", nil); err != nil {
+		return nil, err
+	}
+	if !since.IsZero() && !until.IsZero() && !since.Before(until) {
+		return nil, occ.Invalid("since must be before until.", occ.Detail{Path: "/until", Code: occ.DetailInvalidValue})
+	}
+	r := store.AuditRange{Limit: auditExportPage}
+	if !since.IsZero() {
+		r.SinceMillis = occ.Millis(since)
+	}
+	if !until.IsZero() {
+		r.UntilMillis = occ.Millis(until)
+	}
+	return &AuditExport{a: a, r: r}, nil
+}
+
+// Next returns the next events in order; none once the export is done.
+func (x *AuditExport) Next(ctx context.Context) ([]occ.AuditEvent, error) {
+	if x.ended {
+		return nil, nil
+	}
+	evs, err := x.a.st.AuditEventsInOrder(ctx, x.r)
+	if err != nil {
+		return nil, occ.Unavailable(err)
+	}
+	if len(evs) < x.r.Limit {
+		x.ended = true
+	}
+	if len(evs) > 0 {
+		last := evs[len(evs)-1]
+		x.r.After = store.Cursor{CreatedAt: occ.Millis(last.OccurredAt), ID: last.ID}
+	}
+	return evs, nil
+}

@@ -43,13 +43,24 @@ type Attempt struct {
 // GetDeployment returns a deployment's status with exact agent_revision:read
 // alone (agent:operate is not needed).
 func (a *App) GetDeployment(ctx context.Context, c occ.Caller, nsID, agentID, revID string) (DeploymentStatus, error) {
+	if err := a.requireDeploymentRead(ctx, c, nsID, agentID, revID); err != nil {
+		return DeploymentStatus{}, err
+	}
+	return a.deploymentStatus(ctx, nsID, agentID, revID)
+}
+
+// requireDeploymentRead is the permission of reading a deployment, once or
+// as a stream: exact agent_revision:read (404 when the caller cannot see it).
+func (a *App) requireDeploymentRead(ctx context.Context, c occ.Caller, nsID, agentID, revID string) error {
 	see := seeExact(revisionRef(nsID, revID), func(ctx context.Context) error {
 		_, err := a.st.GetDeployment(ctx, nsID, agentID, revID)
 		return err
 	})
-	if err := a.require(ctx, c, occ.P(occ.KindAgentRevision, occ.ActionRead), revisionRef(nsID, revID), "deployments.read", see); err != nil {
-		return DeploymentStatus{}, err
-	}
+	return a.require(ctx, c, occ.P(occ.KindAgentRevision, occ.ActionRead), revisionRef(nsID, revID), "deployments.read", see)
+}
+
+// deploymentStatus reads a deployment's persisted status, unauthorized.
+func (a *App) deploymentStatus(ctx context.Context, nsID, agentID, revID string) (DeploymentStatus, error) {
 	d, err := a.st.GetDeployment(ctx, nsID, agentID, revID)
 	if err != nil {
 		return DeploymentStatus{}, notFoundOr(err)

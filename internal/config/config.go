@@ -71,6 +71,43 @@ type Config struct {
 	PluginCatalogs []PluginCatalog `yaml:"pluginCatalogs"`
 	// Runtime pins the agent runtime versions.
 	Runtime Runtime `yaml:"runtime"`
+	// Audit bounds how long audit events stay in the database.
+	Audit Audit `yaml:"audit"`
+	// Streams bounds the event streams (…/deployments/{rev}/events).
+	Streams Streams `yaml:"streams"`
+}
+
+// Audit bounds how long audit events stay in the database. Expired events
+// are first written to ExportDir and only then deleted; when the export
+// fails nothing is deleted.
+type Audit struct {
+	// Retention is how long an audit event is kept. Default 9600h (400
+	// days: a yearly audit period plus a quarter to run the audit); 0
+	// keeps every event forever; otherwise 24h..87600h (10 years).
+	Retention Duration `yaml:"retention"`
+	// ExportDir receives the expired events as gzip'd JSON Lines files
+	// (mode 0600) before they are deleted. Default DataDir +
+	// "/audit-export".
+	ExportDir string `yaml:"exportDir"`
+}
+
+// Streams bounds the Server-Sent Event streams of deployments. A stream
+// wakes when its deployment changes (PostgreSQL LISTEN/NOTIFY, or in
+// process on SQLite), reads again at least every PollInterval, and
+// authorizes its caller again at least every RecheckInterval.
+type Streams struct {
+	// MaxPerPrincipal is how many streams one principal may hold open at
+	// once in one process; one more gets 429 RATE_LIMITED with
+	// Retry-After. Default 16; 1..1024.
+	MaxPerPrincipal int `yaml:"maxPerPrincipal"`
+	// RecheckInterval is how often an open stream authorizes its caller
+	// again; a stream that lost its permission ends with an error event.
+	// Default 5s; 10ms..5m.
+	RecheckInterval Duration `yaml:"recheckInterval"`
+	// PollInterval is how often a stream reads its deployment when no
+	// change was announced (a notification lost while reconnecting).
+	// Default 5s; 10ms..5m.
+	PollInterval Duration `yaml:"pollInterval"`
 }
 
 // Compute selects the compute driver.
@@ -332,7 +369,7 @@ func Defaults() *Config { return defaults() }
 
 // defaults returns the configuration before any source is applied. The values
 // derived from other settings (PublicOrigin, DatabaseURL, RuntimeDir,
-// Secrets.KeysetFile) stay empty until derive.
+// Secrets.KeysetFile, Audit.ExportDir) stay empty until derive.
 func defaults() *Config {
 	return &Config{
 		DataDir: defaultDataDir,
@@ -377,6 +414,12 @@ func defaults() *Config {
 			OpenClawVersion: defaultOpenClawVersion,
 			NodeVersion:     defaultNodeVersion,
 		},
+		Audit: Audit{Retention: Duration(400 * 24 * time.Hour)},
+		Streams: Streams{
+			MaxPerPrincipal: 16,
+			RecheckInterval: Duration(5 * time.Second),
+			PollInterval:    Duration(5 * time.Second),
+		},
 	}
 }
 
@@ -395,6 +438,9 @@ func (c *Config) derive() {
 		}
 		if c.Secrets.KeysetFile == "" {
 			c.Secrets.KeysetFile = inDataDir(c.DataDir, "secrets.keyset")
+		}
+		if c.Audit.ExportDir == "" {
+			c.Audit.ExportDir = inDataDir(c.DataDir, "audit-export")
 		}
 	}
 }

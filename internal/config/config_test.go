@@ -93,6 +93,8 @@ func TestDefaults(t *testing.T) {
 		Logging:       Logging{Level: "info", Format: "text"},
 		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},
 		Runtime:       Runtime{OpenClawVersion: "2026.9.6", NodeVersion: "24"},
+		Audit:         Audit{Retention: Duration(9600 * time.Hour), ExportDir: "./occ-data/audit-export"},
+		Streams:       Streams{MaxPerPrincipal: 16, RecheckInterval: Duration(5 * time.Second), PollInterval: Duration(5 * time.Second)},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -150,7 +152,8 @@ runtime:
 					t.Errorf("defaults lost: %+v", c)
 				}
 				if c.DatabaseURL != "sqlite:///file/occ.db" || c.RuntimeDir != "/file/runtime" ||
-					c.Secrets.KeysetFile != "/file/secrets.keyset" || c.PublicOrigin != "http://127.0.0.1:1001" {
+					c.Secrets.KeysetFile != "/file/secrets.keyset" || c.PublicOrigin != "http://127.0.0.1:1001" ||
+					c.Audit.ExportDir != "/file/audit-export" {
 					t.Errorf("derived values: %+v", c)
 				}
 			},
@@ -426,6 +429,11 @@ func TestEnvNames(t *testing.T) {
 		"http.writeTimeout":                    "OCC_HTTP_WRITE_TIMEOUT",
 		"http.idleTimeout":                     "OCC_HTTP_IDLE_TIMEOUT",
 		"http.maxHeaderBytes":                  "OCC_HTTP_MAX_HEADER_BYTES",
+		"audit.retention":                      "OCC_AUDIT_RETENTION",
+		"audit.exportDir":                      "OCC_AUDIT_EXPORT_DIR",
+		"streams.maxPerPrincipal":              "OCC_STREAMS_MAX_PER_PRINCIPAL",
+		"streams.recheckInterval":              "OCC_STREAMS_RECHECK_INTERVAL",
+		"streams.pollInterval":                 "OCC_STREAMS_POLL_INTERVAL",
 		"anHTTPServer.x2Value":                 "OCC_AN_HTTP_SERVER_X2_VALUE",
 		"nativeAdminUI.cookieDomain.more":      "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
 	}
@@ -465,8 +473,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 43 {
-		t.Errorf("len(Keys()) = %d, want 43: %v", len(keys), keys)
+	if len(keys) != 48 {
+		t.Errorf("len(Keys()) = %d, want 48: %v", len(keys), keys)
 	}
 }
 
@@ -588,6 +596,8 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"dataDir empty", func(c *Config) { c.DataDir = "" }, "dataDir", "required"},
 		{"runtimeDir empty", func(c *Config) { c.RuntimeDir = "" }, "runtimeDir", "required"},
 		{"keyset empty", func(c *Config) { c.Secrets.KeysetFile = "" }, "secrets.keysetFile", "required"},
+		{"audit kept forever", func(c *Config) { c.Audit.Retention = 0 }, "", ""},
+		{"audit export dir empty", func(c *Config) { c.Audit.ExportDir = "" }, "audit.exportDir", "required"},
 		{"listen bad", func(c *Config) { c.Listen = "localhost" }, "listen", "not host:port"},
 		{"listen bad port", func(c *Config) { c.Listen = "127.0.0.1:99999" }, "listen", "bad port"},
 		{"listen port 0", func(c *Config) { c.Listen = "127.0.0.1:0" }, "", ""},

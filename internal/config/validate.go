@@ -182,6 +182,14 @@ func (c *Config) Validate() error {
 		v.add("runtime.nodeVersion", "%q is not a major version such as 24", c.Runtime.NodeVersion)
 	}
 
+	if r := c.Audit.Retention; r != 0 && (r.D() < 24*time.Hour || r.D() > 87600*time.Hour) {
+		v.add("audit.retention", "%s is outside 24h0m0s..87600h0m0s (0 keeps events forever)", r)
+	}
+	v.required("audit.exportDir", c.Audit.ExportDir)
+	v.intRange("streams.maxPerPrincipal", int64(c.Streams.MaxPerPrincipal), 1, 1024)
+	v.durationRange("streams.recheckInterval", c.Streams.RecheckInterval, 10*time.Millisecond, 5*time.Minute)
+	v.durationRange("streams.pollInterval", c.Streams.PollInterval, 10*time.Millisecond, 5*time.Minute)
+
 	if len(v.problems) > 0 {
 		return &ValidationError{Problems: v.problems}
 	}

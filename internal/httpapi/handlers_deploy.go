@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -107,19 +108,26 @@ func (h *handlers) GetDeployment(ctx context.Context, r gen.GetDeploymentRequest
 
 // deploymentEvents streams a deployment's status as Server-Sent Events
 // until it is terminal or the client goes away. It reads persisted state
-// only, like GET …/deployments/:id. The stream outlives the server's write
-// timeout and leaves the requests in flight: each write (an event, or a
-// keep-alive comment every 15 s) must finish within writeTimeout instead,
-// so a client that stops reading is cut off.
+// only, like GET …/deployments/:id, when a change is announced or the
+// watch's slow timer fires, and ends with an `event: error` when the
+// caller lost the permission or the deployment is gone. The stream
+// outlives the server's write timeout and leaves the requests in flight:
+// each write (an event, or a keep-alive comment every 15 s) must finish
+// within writeTimeout instead, so a client that stops reading is cut off.
 type deploymentEvents struct {
 	ctx          context.Context
 	first        app.DeploymentStatus
-	poll         func(ctx context.Context) (app.DeploymentStatus, error)
+	watch        *app.DeploymentWatch
 	writeTimeout time.Duration
 }
 
+// keepAliveEvery is how often an idle stream sends a comment, so proxies
+// keep the connection open.
+const keepAliveEvery = 15 * time.Second
+
 // VisitStreamDeploymentResponse implements gen.StreamDeploymentResponseObject.
 func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
+	defer s.watch.Close()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	limit.Streaming(s.ctx)
@@ -136,13 +144,9 @@ func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) e
 	deadline()
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
-	send := func(d app.DeploymentStatus) error {
-		b, err := json.Marshal(toDeployment(d))
-		if err != nil {
-			return err
-		}
+	write := func(format string, args ...any) error {
 		deadline()
-		if _, err := fmt.Fprintf(w, "event: status\ndata: %s\n\n", b); err != nil {
+		if _, err := fmt.Fprintf(w, format, args...); err != nil {
 			return err
 		}
 		if flusher != nil {
@@ -150,40 +154,47 @@ func (s deploymentEvents) VisitStreamDeploymentResponse(w http.ResponseWriter) e
 		}
 		return nil
 	}
-	cur := s.first
-	if err := send(cur); err != nil {
+	cur := toJSONBytes(toDeployment(s.first))
+	if err := write("event: status\ndata: %s\n\n", cur); err != nil {
 		return err
 	}
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	keepAlive := time.NewTicker(15 * time.Second)
+	status := s.first.Status
+	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
-	for cur.Status != occ.DeploymentSucceeded && cur.Status != occ.DeploymentFailed {
+	for status != occ.DeploymentSucceeded && status != occ.DeploymentFailed {
 		select {
 		case <-s.ctx.Done():
 			return nil
 		case <-keepAlive.C:
-			deadline()
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+			if err := write(": keep-alive\n\n"); err != nil {
 				return nil
 			}
-			if flusher != nil {
-				flusher.Flush()
+			continue
+		case <-s.watch.Changed():
+		case <-s.watch.Tick():
+		}
+		next, err := s.watch.Read(s.ctx)
+		if e := occ.AsError(err); e != nil && (e.Code == occ.CodeForbidden || e.Code == occ.CodeNotFound) {
+			_ = write("event: error\ndata: %s\n\n", toJSONBytes(streamError{Code: string(e.Code), Message: e.Message}))
+			return nil
+		}
+		if err != nil {
+			return nil // the status stream ends; the client polls GET instead
+		}
+		if b := toJSONBytes(toDeployment(next)); !bytes.Equal(b, cur) {
+			if err := write("event: status\ndata: %s\n\n", b); err != nil {
+				return nil
 			}
-		case <-tick.C:
-			next, err := s.poll(s.ctx)
-			if err != nil {
-				return nil // the status stream ends; the client polls GET instead
-			}
-			if b1, b2 := toJSONBytes(toDeployment(next)), toJSONBytes(toDeployment(cur)); string(b1) != string(b2) {
-				if err := send(next); err != nil {
-					return nil
-				}
-			}
-			cur = next
+			cur, status = b, next.Status
 		}
 	}
 	return nil
+}
+
+// streamError is the data of a stream's final `event: error`.
+type streamError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 func toJSONBytes(v any) []byte {
@@ -192,13 +203,9 @@ func toJSONBytes(v any) []byte {
 }
 
 func (h *handlers) StreamDeployment(ctx context.Context, r gen.StreamDeploymentRequestObject) (gen.StreamDeploymentResponseObject, error) {
-	c := callerFrom(ctx)
-	poll := func(ctx context.Context) (app.DeploymentStatus, error) {
-		return h.app.GetDeployment(ctx, c, r.NamespaceId, r.AgentId, r.RevisionId)
-	}
-	first, err := poll(ctx)
+	watch, first, err := h.app.WatchDeployment(ctx, callerFrom(ctx), r.NamespaceId, r.AgentId, r.RevisionId)
 	if err != nil {
 		return nil, err
 	}
-	return deploymentEvents{ctx: ctx, first: first, poll: poll, writeTimeout: h.opts.StreamWriteTimeout}, nil
+	return deploymentEvents{ctx: ctx, first: first, watch: watch, writeTimeout: h.opts.StreamWriteTimeout}, nil
 }

@@ -97,3 +97,10 @@ const (
 	TargetStopped = "stopped"
 	TargetRunning = "running" // resume the active revision after a restart
 )
+
+// AuditRetentionArgs asks the worker to export and delete expired audit
+// events (a periodic job the leader inserts).
+type AuditRetentionArgs struct{}
+
+// Kind names the job for River.
+func (AuditRetentionArgs) Kind() string { return "audit_retention" }

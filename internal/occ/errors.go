@@ -134,6 +134,9 @@ const (
 	// MsgPasswordChecksBusy refuses a sign-in when every password check
 	// slot stayed busy.
 	MsgPasswordChecksBusy = "Too many sign-ins at once; try again shortly."
+	// MsgTooManyStreams refuses an event stream over the caller's cap of
+	// open streams (streams.maxPerPrincipal).
+	MsgTooManyStreams = "Too many event streams open for this principal; close one and try again."
 	// MsgIdempotencyKeyReused refuses a key already used with another request.
 	MsgIdempotencyKeyReused = "The Idempotency-Key was already used with a different request."
 	// MsgIdempotencyUnfinished answers a key whose first request is running,

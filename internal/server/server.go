@@ -25,6 +25,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/backends"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
@@ -64,6 +65,9 @@ type Main struct {
 	lock     *os.File
 	closers  []func() error
 	errc     chan error
+	// retention counts the audit retention passes of this process's
+	// worker, served on /metrics.
+	retention *audit.RetentionMetrics
 }
 
 // Addr is the API's listening address once Start returned.
@@ -115,6 +119,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), Secrets: appSecrets{m},
 		NativeAdminOrigin: func(nsID, agentID string) string { return m.app.NativeAdminGatewayOrigin(nsID, agentID) },
 		Backends:          backendTypes(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
+	m.retention = audit.NewRetentionMetrics()
+	wopts.AuditRetention = &audit.Retention{Store: m.st, Keep: cfg.Audit.Retention.D(), Dir: cfg.Audit.ExportDir,
+		Log: m.Logger.With("component", "audit-retention"), Metrics: m.retention}
 	working := cfg.Role != "api"
 	caps, worked := driver.Capabilities(), driver
 	if !working {
@@ -138,6 +145,8 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		SignInConcurrency: cfg.Auth.SignInConcurrency,
 		Secrets:           m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(worked),
 		Diagnose: diagnoserOf(worked),
+		Streams: app.StreamOptions{MaxPerPrincipal: cfg.Streams.MaxPerPrincipal, RecheckInterval: cfg.Streams.RecheckInterval.D(),
+			PollInterval: cfg.Streams.PollInterval.D()},
 		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,
 			CookieDomain: cfg.NativeAdminUI.CookieDomain, PublicOrigin: cfg.PublicOrigin}}); err != nil {
 		return err
@@ -230,6 +239,7 @@ func (m *Main) serveAPI(ctx context.Context) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.retention.Collectors()...)
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
 		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes, "putWorkspaceFile": cfg.Limits.WorkspaceFileBodyBytes},
 		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,

@@ -92,3 +92,67 @@ func scanAudit(r rowScanner) (occ.AuditEvent, error) {
 	}
 	return e, nil
 }
+
+// AuditRange selects audit events in time order for an export.
+type AuditRange struct {
+	SinceMillis int64  // inclusive; 0 = no bound
+	UntilMillis int64  // exclusive; 0 = no bound
+	After       Cursor // resume after this event (occurred_at, id); zero = from the start
+	Limit       int
+}
+
+// AuditEventsInOrder returns up to Limit events of the range, oldest first
+// (occurred_at, then id): the order of an export and of retention.
+func (q Q) AuditEventsInOrder(ctx context.Context, r AuditRange) ([]occ.AuditEvent, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	if r.SinceMillis > 0 {
+		where = append(where, "occurred_at >= "+arg(r.SinceMillis))
+	}
+	if r.UntilMillis > 0 {
+		where = append(where, "occurred_at < "+arg(r.UntilMillis))
+	}
+	if r.After.ID != "" {
+		at, id := arg(r.After.CreatedAt), arg(r.After.ID)
+		where = append(where, fmt.Sprintf("(occurred_at > %s OR (occurred_at = %s AND id > %s))", at, at, id))
+	}
+	query := `SELECT id, occurred_at, kind, action, outcome, actor_id, namespace_id, resource_kind, resource_id,
+		request_id, reason_code, details FROM audit_events`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY occurred_at, id LIMIT " + arg(r.Limit)
+	rs, err := q.q.QueryContext(ctx, query, args...)
+	return collect(rs, err, scanAudit)
+}
+
+// maxDeleteIDs bounds the IDs of one DELETE statement (both databases
+// accept far more parameters).
+const maxDeleteIDs = 500
+
+// DeleteAuditEvents deletes the events with these IDs and returns how many
+// it deleted. Only retention deletes audit events, and only once they were
+// exported; run it in one transaction so a batch goes whole or not at all.
+func (q Q) DeleteAuditEvents(ctx context.Context, ids []string) (int64, error) {
+	var n int64
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), maxDeleteIDs)]
+		ids = ids[len(chunk):]
+		marks := make([]string, len(chunk))
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			marks[i], args[i] = fmt.Sprintf("$%d", i+1), id
+		}
+		res, err := q.q.ExecContext(ctx, `DELETE FROM audit_events WHERE id IN (`+strings.Join(marks, ", ")+`)`, args...)
+		if err != nil {
+			return n, classify(err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return n, classify(err)
+		}
+		n += k
+	}
+	return n, nil
+}

@@ -53,7 +53,10 @@ func (q Q) InsertDeployment(ctx context.Context, d DeploymentRow) error {
 		d.RevisionID, d.AgentID, d.NamespaceID, d.ActorID, d.Status, nullStr(d.ErrorCode), nullStr(d.ErrorData), d.Warnings,
 		nullInt(d.LastAttemptAt), nullStr(d.LastAttemptCode), nullStr(d.RuntimeFailure), nullInt(d.NextAttemptAt), d.Attempts,
 		d.AdmittedAt, nullInt(d.FinishedAt), d.UpdatedAt)
-	return classify(err)
+	if err != nil {
+		return classify(err)
+	}
+	return q.announce(ctx, AgentTopic(d.AgentID))
 }
 
 // GetDeployment returns one deployment of an Agent.
@@ -73,7 +76,10 @@ func (q Q) UpdateDeployment(ctx context.Context, d DeploymentRow) error {
 	if err == ErrNotFound {
 		return ErrStale
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return q.announce(ctx, AgentTopic(d.AgentID))
 }
 
 // PendingDeployments lists an Agent's deployments that are not terminal.
@@ -134,5 +140,5 @@ func (q Q) DeleteAgentRecords(ctx context.Context, namespaceID, agentID, princip
 	if _, err := q.q.ExecContext(ctx, `DELETE FROM principals WHERE id = $1 AND agent_id = $2`, principalID, agentID); err != nil {
 		return nil, classify(err)
 	}
-	return removed, nil
+	return removed, q.announce(ctx, AgentTopic(agentID))
 }

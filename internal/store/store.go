@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -30,7 +31,13 @@ const (
 type Store struct {
 	db      *sql.DB
 	dialect Dialect
+	url     string // PostgreSQL only: the listener's own connection
+	hub     *hub
 	Q
+
+	listenMu   sync.Mutex
+	stopListen context.CancelFunc // set once the listener runs, and by Close
+	listenDone chan struct{}
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -40,8 +47,12 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// Q carries the query methods; it runs them on a pool or inside a transaction.
-type Q struct{ q querier }
+// Q carries the query methods; it runs them on a pool or inside a
+// transaction, and announces the changes streams watch.
+type Q struct {
+	q  querier
+	ch *changes
+}
 
 // Tx is one database transaction.
 type Tx struct {
@@ -118,7 +129,12 @@ func openPostgres(ctx context.Context, rawURL string) (*Store, error) {
 	db.SetMaxOpenConns(20)
 	db.SetMaxIdleConns(10)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return ping(ctx, db, Postgres)
+	st, err := ping(ctx, db, Postgres)
+	if err != nil {
+		return nil, err
+	}
+	st.url = rawURL
+	return st, nil
 }
 
 func ping(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
@@ -128,7 +144,8 @@ func ping(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", d, err)
 	}
-	return &Store{db: db, dialect: d, Q: Q{q: db}}, nil
+	h := newHub()
+	return &Store{db: db, dialect: d, hub: h, Q: Q{q: db, ch: &changes{hub: h, dialect: d}}}, nil
 }
 
 // DB returns the pool, for River.
@@ -137,8 +154,17 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Dialect reports which engine this is.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
-// Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the change listener and closes the pool.
+func (s *Store) Close() error {
+	s.listenMu.Lock()
+	if s.stopListen != nil && s.listenDone != nil {
+		s.stopListen()
+		<-s.listenDone
+	}
+	s.stopListen, s.listenDone = func() {}, nil // no listener starts after Close
+	s.listenMu.Unlock()
+	return s.db.Close()
+}
 
 // Ping checks that the database answers, for /readyz.
 func (s *Store) Ping(ctx context.Context) error {
@@ -152,13 +178,17 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{Q: Q{q: sqlTx}, tx: sqlTx, dialect: s.dialect}
+	var pending []string
+	tx := &Tx{Q: Q{q: sqlTx, ch: &changes{hub: s.hub, dialect: s.dialect, pending: &pending}}, tx: sqlTx, dialect: s.dialect}
 	if err := fn(tx); err != nil {
 		_ = sqlTx.Rollback()
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", classify(err))
+	}
+	for _, topic := range pending {
+		s.hub.publish(topic)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/iam"
@@ -45,7 +46,11 @@ type Options struct {
 	// workspace files: staged initial files prepared for other defaults
 	// fail the startup (WORKSPACE_SETUP_FAILED).
 	WorkspaceDefaultsID string
-	Logger              *slog.Logger
+	// AuditRetention, when set with a Keep above 0, runs as a periodic
+	// job (every AuditRetentionEvery, and when a worker starts leading)
+	// inserted by River's leader only.
+	AuditRetention *audit.Retention
+	Logger         *slog.Logger
 }
 
 // SecretResolver reads the value of a Namespace's Secret; the caller
@@ -92,6 +97,14 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 		river.AddWorker(workers, &namespaceWorker{deps: d})
 		river.AddWorker(workers, &revisionWorker{deps: d})
 		river.AddWorker(workers, &agentWorker{deps: d})
+		if r := opts.AuditRetention; r != nil {
+			// Registered even when keeping everything, so a job queued
+			// under an earlier setting finishes (doing nothing).
+			river.AddWorker(workers, &auditRetentionWorker{r: r})
+			if r.Keep > 0 {
+				cfg.PeriodicJobs = []*river.PeriodicJob{auditRetentionJob()}
+			}
+		}
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(1, opts.Concurrency)}}
 		cfg.FetchPollInterval = opts.PollInterval

@@ -1719,6 +1719,12 @@ type ListAuditEventsParamsKind string
 // ListAuditEventsParamsOutcome defines parameters for ListAuditEvents.
 type ListAuditEventsParamsOutcome string
 
+// ExportAuditEventsParams defines parameters for ExportAuditEvents.
+type ExportAuditEventsParams struct {
+	Since *Timestamp `form:"since,omitempty" json:"since,omitempty"`
+	Until *Timestamp `form:"until,omitempty" json:"until,omitempty"`
+}
+
 // ListBackendsParams defines parameters for ListBackends.
 type ListBackendsParams struct {
 	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
@@ -2366,6 +2372,13 @@ type ClientInterface interface {
 	// ListAuditEvents performs a GET /audit-events (the `ListAuditEvents` operationId) request.
 	ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportAuditEvents Export audit events as JSON Lines, oldest first (`occ audit export`)
+	//
+	// Streams every audit event with since <= occurredAt < until (each bound optional), oldest first, one AuditEvent object per line: the same lines the retention export files hold (audit.retention, audit.exportDir). A response cut short by a failure ends without its final chunk, so a client never takes a partial export for a whole one.
+	//
+	// Corresponds with GET /audit-events/export (the `ExportAuditEvents` operationId).
+	ExportAuditEvents(ctx context.Context, params *ExportAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListBackends List the installation's Backends (declared in the installation configuration only)
 	//
 	// Corresponds with GET /backends (the `ListBackends` operationId).
@@ -2611,6 +2624,8 @@ type ClientInterface interface {
 	DiagnoseDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+	//
+	// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
 	//
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 	StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3126,6 +3141,23 @@ func (c *Client) SignOut(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // ListAuditEvents performs a GET /audit-events (the `ListAuditEvents` operationId) request.
 func (c *Client) ListAuditEvents(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListAuditEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportAuditEvents Export audit events as JSON Lines, oldest first (`occ audit export`)
+//
+// Streams every audit event with since <= occurredAt < until (each bound optional), oldest first, one AuditEvent object per line: the same lines the retention export files hold (audit.retention, audit.exportDir). A response cut short by a failure ends without its final chunk, so a client never takes a partial export for a whole one.
+//
+// Corresponds with GET /audit-events/export (the `ExportAuditEvents` operationId).
+func (c *Client) ExportAuditEvents(ctx context.Context, params *ExportAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportAuditEventsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3841,6 +3873,8 @@ func (c *Client) DiagnoseDeployment(ctx context.Context, namespaceId NamespaceId
 }
 
 // StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+//
+// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
 //
 // Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 func (c *Client) StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5210,6 +5244,72 @@ func NewListAuditEventsRequest(server string, params *ListAuditEventsParams) (*h
 			}
 
 		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportAuditEventsRequest constructs an http.Request for the ExportAuditEvents method
+func NewExportAuditEventsRequest(server string, params *ExportAuditEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/audit-events/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
 
 		if params.Since != nil {
 
@@ -9912,6 +10012,15 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ListAuditEventsWithResponse(ctx context.Context, params *ListAuditEventsParams, reqEditors ...RequestEditorFn) (*ListAuditEventsResponse, error)
 
+	// ExportAuditEventsWithResponse Export audit events as JSON Lines, oldest first (`occ audit export`)
+	//
+	// Streams every audit event with since <= occurredAt < until (each bound optional), oldest first, one AuditEvent object per line: the same lines the retention export files hold (audit.retention, audit.exportDir). A response cut short by a failure ends without its final chunk, so a client never takes a partial export for a whole one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /audit-events/export (the `ExportAuditEvents` operationId).
+	ExportAuditEventsWithResponse(ctx context.Context, params *ExportAuditEventsParams, reqEditors ...RequestEditorFn) (*ExportAuditEventsResponse, error)
+
 	// ListBackendsWithResponse List the installation's Backends (declared in the installation configuration only)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -10217,6 +10326,8 @@ type ClientWithResponsesInterface interface {
 	DiagnoseDeploymentWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*DiagnoseDeploymentResponse, error)
 
 	// StreamDeploymentWithResponse Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+	//
+	// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11041,6 +11152,47 @@ func (r ListAuditEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListAuditEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ExportAuditEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ExportAuditEventsResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportAuditEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportAuditEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportAuditEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportAuditEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15311,6 +15463,21 @@ func (c *ClientWithResponses) ListAuditEventsWithResponse(ctx context.Context, p
 	return ParseListAuditEventsResponse(rsp)
 }
 
+// ExportAuditEventsWithResponse Export audit events as JSON Lines, oldest first (`occ audit export`)
+//
+// Streams every audit event with since <= occurredAt < until (each bound optional), oldest first, one AuditEvent object per line: the same lines the retention export files hold (audit.retention, audit.exportDir). A response cut short by a failure ends without its final chunk, so a client never takes a partial export for a whole one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /audit-events/export (the `ExportAuditEvents` operationId).
+func (c *ClientWithResponses) ExportAuditEventsWithResponse(ctx context.Context, params *ExportAuditEventsParams, reqEditors ...RequestEditorFn) (*ExportAuditEventsResponse, error) {
+	rsp, err := c.ExportAuditEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportAuditEventsResponse(rsp)
+}
+
 // ListBackendsWithResponse List the installation's Backends (declared in the installation configuration only)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -15892,6 +16059,8 @@ func (c *ClientWithResponses) DiagnoseDeploymentWithResponse(ctx context.Context
 }
 
 // StreamDeploymentWithResponse Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
+//
+// The stream sends the current status, then each change as it commits (on any occ replica), and ends after a terminal status. The caller's permission is checked again at least every streams.recheckInterval (default 5 s): when it is lost, or the deployment is deleted, the stream ends with one `event: error` whose data is {"code": "FORBIDDEN" | "NOT_FOUND", "message"}. One principal may hold streams.maxPerPrincipal streams (default 16) open on one occ process; one more is answered 429 RATE_LIMITED with Retry-After.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16970,6 +17139,32 @@ func ParseListAuditEventsResponse(rsp *http.Response) (*ListAuditEventsResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseExportAuditEventsResponse parses an HTTP response from a ExportAuditEventsWithResponse call
+func ParseExportAuditEventsResponse(rsp *http.Response) (*ExportAuditEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportAuditEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
