@@ -57,7 +57,10 @@ type Driver struct {
 	modelProbeTimeout time.Duration
 	firstPort         int
 	claimDir          string // "" when port claims are off
-	log               *slog.Logger
+	// separate: gateways run as users of their own from uids (users.go).
+	separate bool
+	uids     UIDRange
+	log      *slog.Logger
 
 	mu        sync.Mutex
 	agents    map[string]*agent
@@ -122,6 +125,18 @@ func Open(o Options) (*Driver, error) {
 	if d.log == nil {
 		d.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if d.cmd == nil {
+		return d, nil
+	}
+	if !SeparateUsers() {
+		d.log.Info("gateways run as occ's own user: occ is not root", "uid", os.Geteuid())
+		return d, nil
+	}
+	d.separate, d.uids = true, o.UIDRange
+	if err := d.checkUsers(); err != nil {
+		return nil, err
+	}
+	d.log.Info("gateways run as users of their own", "uidRange", d.uids.String())
 	return d, nil
 }
 
@@ -164,7 +179,7 @@ func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	if err := ns.Validate(); err != nil {
 		return compute.NamespaceObservation{}, err
 	}
-	if err := os.MkdirAll(d.NamespaceDir(ns.ID), 0o700); err != nil {
+	if err := os.MkdirAll(d.NamespaceDir(ns.ID), d.dirMode()); err != nil {
 		return compute.NamespaceObservation{}, fmt.Errorf("create namespace directory: %w", err)
 	}
 	return compute.NamespaceObservation{Done: true}, nil

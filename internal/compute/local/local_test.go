@@ -31,6 +31,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Gateways run as users of their own when the tests run as root: the
+	// binary is theirs to run.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fakeGateway = filepath.Join(dir, "fakegateway")
 	out, err := exec.Command("go", "build", "-o", fakeGateway, gatewaytest.BinaryPackage).CombinedOutput()
 	if err != nil {
@@ -41,6 +47,20 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// reachableDir is a new temporary directory that other users may pass
+// through (not list), as the data directory above a local driver's root
+// must be when gateways run as users of their own (occ is root).
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // waitFor bounds every wait of these tests.
@@ -97,15 +117,19 @@ func (e *events) delays() []string {
 	return slices.Clone(e.ins)
 }
 
+// testUIDs are the gateway users of the tests' drivers when they run as
+// root.
+var testUIDs = local.UIDRange{First: 1900000000, Last: 1900099999}
+
 // open returns a driver running the fake gateway under root ("" for a new
 // temporary root); it is closed when the test ends.
 func open(t *testing.T, root string, tune ...func(*local.Options)) (*local.Driver, *events) {
 	t.Helper()
 	if root == "" {
-		root = t.TempDir()
+		root = reachableDir(t)
 	}
 	ev := &events{}
-	o := local.Options{Root: root, Command: local.BinaryCommand(fakeGateway), Logger: slog.New(ev)}
+	o := local.Options{Root: root, Command: local.BinaryCommand(fakeGateway), UIDRange: testUIDs, Logger: slog.New(ev)}
 	for _, f := range tune {
 		f(&o)
 	}

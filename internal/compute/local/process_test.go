@@ -93,7 +93,7 @@ func TestStartupFailureIsReported(t *testing.T) {
 // driver stops it and the second does not bring it back. (Adoption itself
 // is the conformance suite's Adoption obligation.)
 func TestAdoptedGatewayRestarts(t *testing.T) {
-	root := t.TempDir()
+	root := reachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	secret := canary(t)
@@ -154,7 +154,7 @@ func TestAdoptedGatewayRestarts(t *testing.T) {
 }
 
 func TestInterruptedStopIsFinished(t *testing.T) {
-	root := t.TempDir()
+	root := reachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	ready(t, d1, newSpec(ag, 1))
@@ -171,7 +171,7 @@ func TestInterruptedStopIsFinished(t *testing.T) {
 }
 
 func TestInterruptedStartOrphanIsKilled(t *testing.T) {
-	root := t.TempDir()
+	root := reachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	ready(t, d1, newSpec(ag, 1))

@@ -69,7 +69,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if err := compute.ValidateInitialFiles(spec.InitialFiles); err != nil {
 		return compute.Readiness{}, err
 	}
-	if err := os.MkdirAll(d.NamespaceDir(spec.NamespaceID), 0o700); err != nil {
+	if err := os.MkdirAll(d.NamespaceDir(spec.NamespaceID), d.dirMode()); err != nil {
 		return compute.Readiness{}, fmt.Errorf("create namespace directory: %w", err)
 	}
 	var t target
@@ -273,7 +273,7 @@ func (d *Driver) stopAgent(a *agent, st *runState) error {
 			return err
 		}
 		a.proc = nil
-		d.killStrays(a, 0)
+		d.killStrays(a, st.UID, 0)
 	}
 	if st.PID != 0 {
 		st.PID, st.StartTime = 0, 0
@@ -299,7 +299,7 @@ func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
 			return fmt.Errorf("remove agent directory: %w", err)
 		}
 		a.reset()
-		d.releaseClaim(st.Port, a.dir)
+		d.releaseClaims(a.dir, st)
 		if err := d.releasePort(a.dir); err != nil {
 			return err
 		}
