@@ -47,7 +47,8 @@ type UIDRange struct{ First, Last uint32 }
 // String is "First-Last".
 func (r UIDRange) String() string { return fmt.Sprintf("%d-%d", r.First, r.Last) }
 
-func (r UIDRange) contains(id uint32) bool { return id >= r.First && id <= r.Last }
+// Contains reports whether id lies in the range.
+func (r UIDRange) Contains(id uint32) bool { return id >= r.First && id <= r.Last }
 
 // SeparateUsers reports whether the gateways this process starts run as
 // users of their own: it runs as root.
@@ -127,7 +128,7 @@ func takenID(r UIDRange, file string) (name string, id uint32, ok bool) {
 		if len(f) < 3 {
 			continue
 		}
-		if n, err := strconv.ParseUint(f[2], 10, 32); err == nil && r.contains(uint32(n)) {
+		if n, err := strconv.ParseUint(f[2], 10, 32); err == nil && r.Contains(uint32(n)) {
 			return f[0], uint32(n), true
 		}
 	}
@@ -183,7 +184,7 @@ func (d *Driver) gatewayCredential(a *agent, st *runState) (*syscall.Credential,
 	if !d.separate {
 		return nil, nil
 	}
-	if st.UID == 0 || !d.uids.contains(st.UID) || !d.claim(uidClaim(st.UID), a.dir) {
+	if st.UID == 0 || !d.uids.Contains(st.UID) || !d.claim(uidClaim(st.UID), a.dir) {
 		prev := st.UID
 		if err := d.allocateUID(a, st); err != nil {
 			return nil, err
