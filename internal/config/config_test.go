@@ -70,7 +70,7 @@ func TestDefaults(t *testing.T) {
 		DatabaseURL:  "sqlite://./occ-data/occ.db",
 		Role:         "all",
 		RuntimeDir:   "./occ-data/runtime",
-		Compute:      Compute{Driver: "local"},
+		Compute:      Compute{Driver: "local", Local: LocalCompute{UIDRange: "2000000000-2000099999"}},
 		Secrets:      Secrets{KeysetFile: "./occ-data/secrets.keyset"},
 		Limits:       Limits{DefaultBodyBytes: 65536, AgentCreateBodyBytes: 458752, WorkspaceFileBodyBytes: 49152},
 		Worker: Worker{
@@ -406,6 +406,7 @@ func TestEnvNames(t *testing.T) {
 		"worker.pollInterval":             "OCC_WORKER_POLL_INTERVAL",
 		"worker.concurrency":              "OCC_WORKER_CONCURRENCY",
 		"compute.gatewayCommand":          "OCC_COMPUTE_GATEWAY_COMMAND",
+		"compute.local.uidRange":          "OCC_COMPUTE_LOCAL_UID_RANGE",
 		"worker.jobTimeout":               "OCC_WORKER_JOB_TIMEOUT",
 		"worker.rescueAfter":              "OCC_WORKER_RESCUE_AFTER",
 		"logging.level":                   "OCC_LOGGING_LEVEL",
@@ -450,8 +451,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 32 {
-		t.Errorf("len(Keys()) = %d, want 32: %v", len(keys), keys)
+	if len(keys) != 33 {
+		t.Errorf("len(Keys()) = %d, want 33: %v", len(keys), keys)
 	}
 }
 
@@ -546,6 +547,14 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"driver kubernetes", func(c *Config) { c.Compute.Driver = "kubernetes" }, "", ""},
 		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
 		{"driver empty", func(c *Config) { c.Compute.Driver = "" }, "compute.driver", "not one of"},
+		{"uid range", func(c *Config) { c.Compute.Local.UIDRange = "100000-100099" }, "", ""},
+		{"uid range of one", func(c *Config) { c.Compute.Local.UIDRange = "7-7" }, "", ""},
+		{"uid range from 0", func(c *Config) { c.Compute.Local.UIDRange = "0-100" }, "compute.local.uidRange", `"0-100" is not FIRST-LAST with 0 < FIRST <= LAST < 4294967295`},
+		{"uid range reversed", func(c *Config) { c.Compute.Local.UIDRange = "200-100" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range to -1", func(c *Config) { c.Compute.Local.UIDRange = "1-4294967295" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range one number", func(c *Config) { c.Compute.Local.UIDRange = "100000" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range empty", func(c *Config) { c.Compute.Local.UIDRange = "" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range signed", func(c *Config) { c.Compute.Local.UIDRange = "+5-9" }, "compute.local.uidRange", "is not FIRST-LAST"},
 		{"log level bad", func(c *Config) { c.Logging.Level = "trace" }, "logging.level", "not one of debug, info, warn, error"},
 		{"log format bad", func(c *Config) { c.Logging.Format = "yaml" }, "logging.format", "not one of json, text"},
 		{"log format json", func(c *Config) { c.Logging.Format = "json" }, "", ""},

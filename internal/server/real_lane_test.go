@@ -29,6 +29,7 @@ import (
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -57,8 +58,8 @@ func TestRealOpenClawLane(t *testing.T) {
 
 	prov := startFakeProvider(t)
 	events := &eventLog{min: slog.LevelDebug}
-	root := t.TempDir()
-	ld, err := local.Open(local.Options{Root: root, Command: local.InstalledRuntime(cache), Logger: slog.New(events)})
+	root := gatewaytest.ReachableDir(t)
+	ld, err := local.Open(local.Options{Root: root, Command: local.InstalledRuntime(cache), UIDRange: gatewayUIDs(t), Logger: slog.New(events)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
 // TestConformance runs the driver contract's suite on fresh local drivers
@@ -23,7 +24,7 @@ func TestConformance(t *testing.T) {
 // harness is a local driver on a new root, running the fake gateway; its
 // switches stand in for a slow start and a rejected model credential.
 func harness(t *testing.T) computetest.Harness {
-	root := reachableDir(t)
+	root := gatewaytest.ReachableDir(t)
 	short := func(o *local.Options) { o.StopTimeout = 5 * time.Second }
 	d, _ := open(t, root, short)
 	return computetest.Harness{

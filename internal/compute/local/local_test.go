@@ -49,20 +49,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// reachableDir is a new temporary directory that other users may pass
-// through (not list), as the data directory above a local driver's root
-// must be when gateways run as users of their own (occ is root).
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // waitFor bounds every wait of these tests.
 const waitFor = 30 * time.Second
 
@@ -126,7 +112,7 @@ var testUIDs = local.UIDRange{First: 1900000000, Last: 1900099999}
 func open(t *testing.T, root string, tune ...func(*local.Options)) (*local.Driver, *events) {
 	t.Helper()
 	if root == "" {
-		root = reachableDir(t)
+		root = gatewaytest.ReachableDir(t)
 	}
 	ev := &events{}
 	o := local.Options{Root: root, Command: local.BinaryCommand(fakeGateway), UIDRange: testUIDs, Logger: slog.New(ev)}

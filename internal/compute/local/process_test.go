@@ -15,6 +15,7 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
 func TestCrashRestartsWithBackoff(t *testing.T) {
@@ -93,7 +94,7 @@ func TestStartupFailureIsReported(t *testing.T) {
 // driver stops it and the second does not bring it back. (Adoption itself
 // is the conformance suite's Adoption obligation.)
 func TestAdoptedGatewayRestarts(t *testing.T) {
-	root := reachableDir(t)
+	root := gatewaytest.ReachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	secret := canary(t)
@@ -154,7 +155,7 @@ func TestAdoptedGatewayRestarts(t *testing.T) {
 }
 
 func TestInterruptedStopIsFinished(t *testing.T) {
-	root := reachableDir(t)
+	root := gatewaytest.ReachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	ready(t, d1, newSpec(ag, 1))
@@ -171,7 +172,7 @@ func TestInterruptedStopIsFinished(t *testing.T) {
 }
 
 func TestInterruptedStartOrphanIsKilled(t *testing.T) {
-	root := reachableDir(t)
+	root := gatewaytest.ReachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	ready(t, d1, newSpec(ag, 1))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
 // probeCommand runs, as the gateway (same user, same environment), the
@@ -83,7 +84,7 @@ func procIDs(t *testing.T, pid int) ids {
 // root, there is no other user to run it as: the gateway runs as occ's
 // user.
 func TestGatewayRunsAsItsOwnUser(t *testing.T) {
-	dataDir := reachableDir(t)
+	dataDir := gatewaytest.ReachableDir(t)
 	for _, f := range []string{"occ.db", "secrets.keyset"} {
 		if err := os.WriteFile(filepath.Join(dataDir, f), []byte("private\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -145,7 +146,7 @@ func gatewayUID(t *testing.T, d *local.Driver, ag compute.AgentRef) string {
 // gateway; a deleted Agent's user is not given to the next Agent at once.
 // Not root, every gateway runs as occ's user.
 func TestGatewayUserIsKept(t *testing.T) {
-	root := reachableDir(t)
+	root := gatewaytest.ReachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	ready(t, d1, newSpec(ag, 1))
@@ -207,8 +208,8 @@ func TestOpenRefusesUnusableUsers(t *testing.T) {
 		uids       local.UIDRange
 		want       string
 	}{
-		{"range from 0", reachableDir(t), local.UIDRange{First: 0, Last: 10}, "must be FIRST-LAST with 0 < FIRST <= LAST"},
-		{"a machine user", reachableDir(t), local.UIDRange{First: id, Last: id}, "holds the user " + user},
+		{"range from 0", gatewaytest.ReachableDir(t), local.UIDRange{First: 0, Last: 10}, "must be FIRST-LAST with 0 < FIRST <= LAST"},
+		{"a machine user", gatewaytest.ReachableDir(t), local.UIDRange{First: id, Last: id}, "holds the user " + user},
 		{"a closed directory above", filepath.Join(closed, "compute"), testUIDs, "chmod o+x " + closed},
 	} {
 		d, err := local.Open(local.Options{Root: c.root, Command: local.BinaryCommand(fakeGateway), UIDRange: c.uids})
@@ -269,7 +270,7 @@ func TestMappedUserNamespace(t *testing.T) {
 // gives the gateway that file. Not root, nothing changes hands: the
 // gateway runs as occ's user.
 func TestNewRangeHandsTreeOver(t *testing.T) {
-	dataDir := reachableDir(t)
+	dataDir := gatewaytest.ReachableDir(t)
 	root := filepath.Join(dataDir, "compute")
 	secret := filepath.Join(dataDir, "occ.db")
 	if err := os.WriteFile(secret, []byte("private\n"), 0o600); err != nil {
