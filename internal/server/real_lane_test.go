@@ -459,7 +459,7 @@ type logLine struct {
 // gatewayLog returns the gateway.log lines since a time that gatewayLogTimes
 // matches.
 func gatewayLog(dir string, since time.Time) []logLine {
-	f, err := os.Open(filepath.Join(dir, "gateway.log"))
+	f, err := os.Open(filepath.Join(dir, "logs", "gateway.log"))
 	if err != nil {
 		return nil
 	}

@@ -216,11 +216,12 @@ func (d *Driver) adopt(a *agent, st *runState) {
 
 // killStrays stops every live process whose environment names the
 // Agent's state directory or, when gateways run as users of their own, that
-// runs as the Agent's user uid, but except: what is left of a gateway whose start
-// was interrupted before its PID was recorded, or the children of a gateway
-// that died or was killed (the real gateway's spawn broker and workers
-// inherit its environment). Nothing of the Agent may legitimately run
-// when it is called.
+// runs as the Agent's user uid, but except: what is left of a gateway whose
+// start was interrupted before its PID was recorded, or the children of a
+// gateway that died or was killed (the real gateway's spawn broker and
+// workers inherit its environment; a process that dropped the environment
+// keeps the user). Nothing of the Agent may legitimately run when it is
+// called.
 func (d *Driver) killStrays(a *agent, uid uint32, except int) {
 	pids := processesWithEnv("OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir))
 	if d.separate && uid != 0 {
