@@ -233,13 +233,7 @@ func TestStopLeavesNoStrayProcess(t *testing.T) {
 	// A gateway whose child outlives it (as the real gateway's spawn broker
 	// could after SIGKILL): the child inherits the environment and is
 	// stopped with the Agent.
-	d, _ := open(t, "", func(o *local.Options) {
-		o.Command = func(port int) ([]string, error) {
-			return []string{"/bin/sh", "-c", "sleep 600 & exec " + fakeGateway + " gateway run --port " + strconv.Itoa(port)}, nil
-		}
-	})
-	ag := newAgent(t, d)
-	ready(t, d, newSpec(ag, 1))
+	d, ag := gatewayWithChild(t, "sleep 600")
 	eventually(t, "two processes", func() bool { return len(gatewayPIDs(d, ag)) == 2 })
 	if err := d.StopAgent(context.Background(), ag); err != nil {
 		t.Fatal(err)
@@ -247,6 +241,20 @@ func TestStopLeavesNoStrayProcess(t *testing.T) {
 	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
 		t.Fatalf("processes %v outlived StopAgent", pids)
 	}
+}
+
+// gatewayWithChild is a driver whose gateway first starts child in the
+// background (sh -c "CHILD & exec fakegateway …"), and a ready Agent on it.
+func gatewayWithChild(t *testing.T, child string) (*local.Driver, compute.AgentRef) {
+	t.Helper()
+	d, _ := open(t, "", func(o *local.Options) {
+		o.Command = func(port int) ([]string, error) {
+			return []string{"/bin/sh", "-c", child + " & exec " + fakeGateway + " gateway run --port " + strconv.Itoa(port)}, nil
+		}
+	})
+	ag := newAgent(t, d)
+	ready(t, d, newSpec(ag, 1))
+	return d, ag
 }
 
 // editRun changes the Agent's run.json as an interrupted occ would have

@@ -335,7 +335,10 @@ func (d *Driver) GatewayEndpoint(ctx context.Context, ref compute.AgentRef) (com
 
 // Adopt looks at every Agent under the root at once, instead of lazily at
 // its next operation: live gateways are re-adopted (and supervised),
-// interrupted stops finished, dead gateways recorded as not running.
+// interrupted stops finished, dead gateways recorded as not running, and
+// every gateway user claimed again (the claim directory may have been
+// emptied, as /tmp is at a reboot): an Agent whose user another root
+// claimed meanwhile gets a new one and its tree at once.
 func (d *Driver) Adopt(ctx context.Context) error {
 	dirs, err := filepath.Glob(filepath.Join(d.root, "namespaces", "*", "agents", "*"))
 	if err != nil {
@@ -350,7 +353,13 @@ func (d *Driver) Adopt(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		errs = append(errs, d.withAgent(ref, false, func(*agent, *runState) error { return nil }))
+		errs = append(errs, d.withAgent(ref, false, func(a *agent, st *runState) error {
+			if st == nil || st.UID == 0 {
+				return nil
+			}
+			_, err := d.gatewayCredential(a, st)
+			return err
+		}))
 	}
 	return errors.Join(errs...)
 }
