@@ -263,6 +263,17 @@ func (w *realWorld) lifecycle(canary string) {
 	run1 := readRunJSON(t, dir)
 	procs := processesWithEnv(t, "OPENCLAW_STATE_DIR="+stateDir)
 	t.Logf("gateway pid %d on port %d; its %d processes use %d MB RSS", run1.PID, run1.Port, len(procs), rssKB(procs)/1024)
+	// As root the gateway runs as a user of its own, never root (not root:
+	// as occ's user), and nothing it did on its way to ready was refused
+	// for want of a permission.
+	if uid, want := realUID(t, strconv.Itoa(run1.PID)), strconv.Itoa(os.Getuid()); (os.Geteuid() == 0) == (uid == want) {
+		t.Errorf("the gateway runs as user %s (occ's is %s, occ root: %v)", uid, want, os.Geteuid() == 0)
+	}
+	for _, f := range []string{"console.log", "logs/gateway.log"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, f)); bytes.Contains(b, []byte("EACCES")) {
+			t.Errorf("the gateway's %s reports a refused permission (EACCES):\n%s", f, b)
+		}
+	}
 	// The Secret reached the gateway through its environment only.
 	if !slices.Contains(procs, run1.PID) || !slices.Contains(processEnv(run1.PID), "OPENAI_API_KEY="+canary) {
 		t.Errorf("the gateway (pid %d, processes %v) did not get the Secret as OPENAI_API_KEY", run1.PID, procs)

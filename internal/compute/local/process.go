@@ -461,6 +461,8 @@ func (d *Driver) environment(a *agent, st *runState, secret, program string, ski
 		Token:        token,
 		Password:     password,
 		SkipChannels: skipChannels,
+		// Its own user reads openclaw.json and cannot write it (users.go).
+		ConfigReadOnly: d.separate,
 	})
 	path := defaultPath
 	if filepath.IsAbs(program) {
