@@ -15,7 +15,8 @@
 //	    openclaw.json   root:G 0640, rendered by gateway.RenderConfig: the
 //	                    revision's document with the occ-owned keys
 //	                    (loopback port, token auth, workspace, log file);
-//	                    never a secret
+//	                    never a secret; a gateway of its own user is told
+//	                    it is read-only (OPENCLAW_CONFIG_READONLY=1)
 //	    token           0600, the gateway token (OPENCLAW_GATEWAY_TOKEN), one
 //	                    per Agent, given to the gateway in its environment
 //	    run.json        0600, revision, desired state, port, gateway user, PID

@@ -156,9 +156,7 @@ func TestAdoptedGatewayRestarts(t *testing.T) {
 
 func TestInterruptedStopIsFinished(t *testing.T) {
 	root := gatewaytest.ReachableDir(t)
-	d1, _ := open(t, root)
-	ag := newAgent(t, d1)
-	ready(t, d1, newSpec(ag, 1))
+	d1, ag := readyOn(t, root)
 	d1.Close()
 	// As if occ died after recording the stop and before signalling.
 	editRun(t, d1, ag, func(st map[string]any) { st["running"] = false })
@@ -173,9 +171,7 @@ func TestInterruptedStopIsFinished(t *testing.T) {
 
 func TestInterruptedStartOrphanIsKilled(t *testing.T) {
 	root := gatewaytest.ReachableDir(t)
-	d1, _ := open(t, root)
-	ag := newAgent(t, d1)
-	ready(t, d1, newSpec(ag, 1))
+	d1, ag := readyOn(t, root)
 	pid := onlyPID(t, d1, ag)
 	d1.Close()
 	// As if occ died after starting the process and before recording it.
@@ -241,6 +237,16 @@ func TestStopLeavesNoStrayProcess(t *testing.T) {
 	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
 		t.Fatalf("processes %v outlived StopAgent", pids)
 	}
+}
+
+// readyOn is a driver on root and an Agent whose first revision is ready
+// on it.
+func readyOn(t *testing.T, root string) (*local.Driver, compute.AgentRef) {
+	t.Helper()
+	d, _ := open(t, root)
+	ag := newAgent(t, d)
+	ready(t, d, newSpec(ag, 1))
+	return d, ag
 }
 
 // gatewayWithChild is a driver whose gateway first starts child in the

@@ -147,9 +147,7 @@ func gatewayUID(t *testing.T, d *local.Driver, ag compute.AgentRef) string {
 // Not root, every gateway runs as occ's user.
 func TestGatewayUserIsKept(t *testing.T) {
 	root := gatewaytest.ReachableDir(t)
-	d1, _ := open(t, root)
-	ag := newAgent(t, d1)
-	ready(t, d1, newSpec(ag, 1))
+	d1, ag := readyOn(t, root)
 	uid := gatewayUID(t, d1, ag)
 	if want := strconv.Itoa(os.Getuid()); (os.Geteuid() == 0) == (uid == want) {
 		t.Fatalf("gateway user %s (occ's is %s, root %v)", uid, want, os.Geteuid() == 0)
