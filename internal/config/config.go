@@ -13,6 +13,9 @@
 package config
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,6 +122,32 @@ type Compute struct {
 	// `<program> gateway run --port N` instead of the pinned OpenClaw
 	// runtime: a gateway-compatible build (tests use the fake gateway).
 	GatewayCommand string `yaml:"gatewayCommand"`
+	// Local tunes the local driver.
+	Local LocalCompute `yaml:"local"`
+}
+
+// LocalCompute tunes the local compute driver.
+type LocalCompute struct {
+	// UIDRange is FIRST-LAST, the user and group IDs the local driver gives
+	// its Agents' gateways, one each, when occ runs as root: a gateway
+	// never runs as root. Not root, occ cannot start a process as another
+	// user: gateways run as occ's user and the range is not used. No user
+	// or group of the machine may lie in it, and occ's user namespace must
+	// map all of it. Default "2000000000-2000099999": inside the IDs
+	// systemd leaves unused (1879048192-2147352575), above the subordinate
+	// IDs that rootless containers are given from 100000 up, below 2^31.
+	UIDRange string `yaml:"uidRange"`
+}
+
+// UIDs parses UIDRange: 0 < first <= last < 2^32-1.
+func (l LocalCompute) UIDs() (first, last uint32, err error) {
+	a, b, ok := strings.Cut(l.UIDRange, "-")
+	f, err1 := strconv.ParseUint(a, 10, 32)
+	t, err2 := strconv.ParseUint(b, 10, 32)
+	if !ok || err1 != nil || err2 != nil || f == 0 || f > t || t == math.MaxUint32 {
+		return 0, 0, fmt.Errorf("%q is not FIRST-LAST with 0 < FIRST <= LAST < 4294967295", l.UIDRange)
+	}
+	return uint32(f), uint32(t), nil
 }
 
 // Secrets configures encryption of secrets at rest.
@@ -351,6 +380,7 @@ const (
 	defaultListen          = "127.0.0.1:8080"
 	defaultRole            = "all"
 	defaultComputeDriver   = "local"
+	defaultGatewayUIDs     = "2000000000-2000099999"
 	defaultOpenClawVersion = occ.PinnedOpenClawVersion
 	defaultNodeVersion     = occ.PinnedNodeMajor
 )
@@ -375,7 +405,7 @@ func defaults() *Config {
 		DataDir: defaultDataDir,
 		Listen:  defaultListen,
 		Role:    defaultRole,
-		Compute: Compute{Driver: defaultComputeDriver},
+		Compute: Compute{Driver: defaultComputeDriver, Local: LocalCompute{UIDRange: defaultGatewayUIDs}},
 		Limits: Limits{
 			DefaultBodyBytes:       64 << 10,
 			AgentCreateBodyBytes:   448 << 10,

@@ -70,7 +70,7 @@ func TestDefaults(t *testing.T) {
 		DatabaseURL:  "sqlite://./occ-data/occ.db",
 		Role:         "all",
 		RuntimeDir:   "./occ-data/runtime",
-		Compute:      Compute{Driver: "local"},
+		Compute:      Compute{Driver: "local", Local: LocalCompute{UIDRange: "2000000000-2000099999"}},
 		Secrets:      Secrets{KeysetFile: "./occ-data/secrets.keyset"},
 		Limits: Limits{DefaultBodyBytes: 65536, AgentCreateBodyBytes: 458752, WorkspaceFileBodyBytes: 49152,
 			MaxConnections: 1024, MaxInFlight: 256, RequestsPerSecondPerPrincipal: 20, BurstPerPrincipal: 100,
@@ -434,6 +434,7 @@ func TestEnvNames(t *testing.T) {
 		"streams.maxPerPrincipal":              "OCC_STREAMS_MAX_PER_PRINCIPAL",
 		"streams.recheckInterval":              "OCC_STREAMS_RECHECK_INTERVAL",
 		"streams.pollInterval":                 "OCC_STREAMS_POLL_INTERVAL",
+		"compute.local.uidRange":               "OCC_COMPUTE_LOCAL_UID_RANGE",
 		"anHTTPServer.x2Value":                 "OCC_AN_HTTP_SERVER_X2_VALUE",
 		"nativeAdminUI.cookieDomain.more":      "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
 	}
@@ -473,8 +474,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 48 {
-		t.Errorf("len(Keys()) = %d, want 48: %v", len(keys), keys)
+	if len(keys) != 49 {
+		t.Errorf("len(Keys()) = %d, want 49: %v", len(keys), keys)
 	}
 }
 
@@ -590,6 +591,14 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"driver kubernetes", func(c *Config) { c.Compute.Driver = "kubernetes" }, "", ""},
 		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
 		{"driver empty", func(c *Config) { c.Compute.Driver = "" }, "compute.driver", "not one of"},
+		{"uid range", func(c *Config) { c.Compute.Local.UIDRange = "100000-100099" }, "", ""},
+		{"uid range of one", func(c *Config) { c.Compute.Local.UIDRange = "7-7" }, "", ""},
+		{"uid range from 0", func(c *Config) { c.Compute.Local.UIDRange = "0-100" }, "compute.local.uidRange", `"0-100" is not FIRST-LAST with 0 < FIRST <= LAST < 4294967295`},
+		{"uid range reversed", func(c *Config) { c.Compute.Local.UIDRange = "200-100" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range to -1", func(c *Config) { c.Compute.Local.UIDRange = "1-4294967295" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range one number", func(c *Config) { c.Compute.Local.UIDRange = "100000" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range empty", func(c *Config) { c.Compute.Local.UIDRange = "" }, "compute.local.uidRange", "is not FIRST-LAST"},
+		{"uid range signed", func(c *Config) { c.Compute.Local.UIDRange = "+5-9" }, "compute.local.uidRange", "is not FIRST-LAST"},
 		{"log level bad", func(c *Config) { c.Logging.Level = "trace" }, "logging.level", "not one of debug, info, warn, error"},
 		{"log format bad", func(c *Config) { c.Logging.Format = "yaml" }, "logging.format", "not one of json, text"},
 		{"log format json", func(c *Config) { c.Logging.Format = "json" }, "", ""},

@@ -118,6 +118,9 @@ func (c *Config) Validate() error {
 	v.oneOf("role", c.Role, roles)
 	v.required("runtimeDir", c.RuntimeDir)
 	v.oneOf("compute.driver", c.Compute.Driver, computeDrivers)
+	if _, _, err := c.Compute.Local.UIDs(); err != nil {
+		v.add("compute.local.uidRange", "%v", err)
+	}
 	v.required("secrets.keysetFile", c.Secrets.KeysetFile)
 
 	v.intRange("limits.defaultBodyBytes", c.Limits.DefaultBodyBytes, 1024, 16*mib)

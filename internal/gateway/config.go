@@ -276,6 +276,10 @@ type LaunchInput struct {
 	Password string
 	// SkipChannels sets OPENCLAW_SKIP_CHANNELS=1 (no channel starts).
 	SkipChannels bool
+	// ConfigReadOnly sets OPENCLAW_CONFIG_READONLY=1: the gateway may not
+	// write its configuration file, so it refuses configuration writes
+	// itself and keeps no last-known-good copy beside the file.
+	ConfigReadOnly bool
 }
 
 // LaunchEnv returns the gateway's environment, sorted, without PATH: the
@@ -301,6 +305,9 @@ func LaunchEnv(in LaunchInput) []string {
 	}
 	if in.SkipChannels {
 		env = append(env, "OPENCLAW_SKIP_CHANNELS=1")
+	}
+	if in.ConfigReadOnly {
+		env = append(env, "OPENCLAW_CONFIG_READONLY=1")
 	}
 	slices.Sort(env)
 	return env

@@ -269,10 +269,11 @@ func TestModelProvider(t *testing.T) {
 
 func TestLaunch(t *testing.T) {
 	t.Parallel()
-	env := gateway.LaunchEnv(gateway.LaunchInput{Home: "/i/home", ConfigPath: "/i/openclaw.json", StateDir: "/i/state", Token: "tok", SkipChannels: true})
+	env := gateway.LaunchEnv(gateway.LaunchInput{Home: "/i/home", ConfigPath: "/i/openclaw.json", StateDir: "/i/state", Token: "tok", SkipChannels: true, ConfigReadOnly: true})
 	want := []string{
 		"HOME=/i/home",
 		"OPENCLAW_CONFIG_PATH=/i/openclaw.json",
+		"OPENCLAW_CONFIG_READONLY=1",
 		"OPENCLAW_DISABLE_BONJOUR=1",
 		"OPENCLAW_EXEC_SHELL_SNAPSHOT=0",
 		"OPENCLAW_GATEWAY_TOKEN=tok",
@@ -285,7 +286,7 @@ func TestLaunch(t *testing.T) {
 		t.Errorf("LaunchEnv =\n%s\nwant\n%s", strings.Join(env, "\n"), strings.Join(want, "\n"))
 	}
 	env = gateway.LaunchEnv(gateway.LaunchInput{Home: "/h", ConfigPath: "/c", StateDir: "/s", Password: "pw"})
-	if j := strings.Join(env, " "); strings.Contains(j, "TOKEN") || strings.Contains(j, "SKIP_CHANNELS") || !strings.Contains(j, "OPENCLAW_GATEWAY_PASSWORD=pw") {
+	if j := strings.Join(env, " "); strings.Contains(j, "TOKEN") || strings.Contains(j, "SKIP_CHANNELS") || strings.Contains(j, "READONLY") || !strings.Contains(j, "OPENCLAW_GATEWAY_PASSWORD=pw") {
 		t.Errorf("LaunchEnv = %v", env)
 	}
 	if got := strings.Join(gateway.LaunchArgs(19401), " "); got != "gateway run --port 19401" {

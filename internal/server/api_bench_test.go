@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server"
 )
 
@@ -114,7 +115,7 @@ func measureAPI(b *testing.B, op func(i int) error) {
 // too). dbURL "" is the embedded SQLite file.
 func bootBench(b *testing.B, dbURL string) (base, key string) {
 	b.Helper()
-	dir := b.TempDir()
+	dir := gatewaytest.ReachableDir(b)
 	flags := map[string]string{"dataDir": dir, "listen": "127.0.0.1:0", "publicOrigin": "http://127.0.0.1:8080"}
 	maps.Copy(flags, testRates)
 	if dbURL != "" {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -74,7 +75,7 @@ func TestReplicasStartTogether(t *testing.T) {
 	keyset := filepath.Join(t.TempDir(), "secrets.keyset")
 	dirs := make([]string, replicas)
 	for i := range dirs {
-		dirs[i] = t.TempDir()
+		dirs[i] = gatewaytest.ReachableDir(t)
 	}
 	ms, errs := startTogether(t, replicas, func(i int) (*server.Main, error) {
 		return startMain(dirs[i], url, "api", withInstallationSettings, "OCC_SECRETS_KEYSET_FILE="+keyset)
@@ -106,7 +107,7 @@ func TestReplicasStartTogether(t *testing.T) {
 // fresh SQLite data directory: one starts, and every other says the data
 // directory is in use (never a half-applied migration).
 func TestSQLiteStartsTogether(t *testing.T) {
-	dir := t.TempDir()
+	dir := gatewaytest.ReachableDir(t)
 	url := storetest.URL(t, "sqlite")
 	_, errs := startTogether(t, 6, func(int) (*server.Main, error) { return startMain(dir, url, "api", nil) })
 	started := 0
@@ -126,7 +127,7 @@ func TestSQLiteStartsTogether(t *testing.T) {
 // neither bootstraps again nor touches the key.
 func TestBootstrapOnce(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		dir := t.TempDir()
+		dir := gatewaytest.ReachableDir(t)
 		m := start(t, dir, url, "all")
 		keyFile := filepath.Join(dir, "bootstrap-admin.key")
 		info, err := os.Stat(keyFile)
@@ -159,7 +160,7 @@ func TestBootstrapOnce(t *testing.T) {
 }
 
 func TestBootstrapAPIKeyFromEnvironment(t *testing.T) {
-	dir := t.TempDir()
+	dir := gatewaytest.ReachableDir(t)
 	key := "occ_" + strings.Repeat("a1", 20)
 	m := start(t, dir, storetest.URL(t, "sqlite"), "all", "OCC_BOOTSTRAP_API_KEY="+key)
 	defer m.Close()
@@ -176,11 +177,11 @@ func TestBootstrapAPIKeyFromEnvironment(t *testing.T) {
 // PostgreSQL database: work admitted by one is done by the other.
 func TestSplitRoles(t *testing.T) {
 	url := storetest.URL(t, "postgres")
-	apiDir := t.TempDir()
+	apiDir := gatewaytest.ReachableDir(t)
 	api := start(t, apiDir, url, "api")
 	defer api.Close()
 	// Replicas share the secrets keyset (a shared volume in production).
-	worker := start(t, t.TempDir(), url, "worker", "OCC_SECRETS_KEYSET_FILE="+filepath.Join(apiDir, "secrets.keyset"))
+	worker := start(t, gatewaytest.ReachableDir(t), url, "worker", "OCC_SECRETS_KEYSET_FILE="+filepath.Join(apiDir, "secrets.keyset"))
 	defer worker.Close()
 	key, _ := os.ReadFile(filepath.Join(apiDir, "bootstrap-admin.key"))
 	e := &env{t: t, m: api, base: "http://" + api.Addr(), admin: strings.TrimSpace(string(key)), client: http.DefaultClient}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -47,7 +48,7 @@ func TestCrashRestart(t *testing.T) {
 // crashLoop runs rounds of burst, SIGKILL, restart and checks on one data
 // directory; dbURL "" means the embedded SQLite file.
 func crashLoop(t *testing.T, bin, dbURL string, rounds int) {
-	w := &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: t.TempDir(), logDir: t.TempDir(),
+	w := &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: gatewaytest.ReachableDir(t), logDir: t.TempDir(),
 		created: map[string]bool{}, deleted: map[string]bool{}, deleteSent: map[string]bool{}}
 	p := w.start()
 	for round := range rounds {

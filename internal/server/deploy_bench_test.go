@@ -126,7 +126,7 @@ func bootDeployBench(b *testing.B, fake, db string) *deployBench {
 	if db == "postgres" && os.Getenv("OCC_TEST_POSTGRES_URL") == "" {
 		b.Skip("OCC_TEST_POSTGRES_URL is not set")
 	}
-	dir := b.TempDir()
+	dir := gatewaytest.ReachableDir(b)
 	flags := map[string]string{"dataDir": dir, "listen": "127.0.0.1:0", "publicOrigin": "http://127.0.0.1:8080"}
 	maps.Copy(flags, testRates)
 	if db == "postgres" {
@@ -137,7 +137,7 @@ func bootDeployBench(b *testing.B, fake, db string) *deployBench {
 		b.Fatal(err)
 	}
 	root := filepath.Join(dir, "compute")
-	drv, err := local.Open(local.Options{Root: root, Command: local.BinaryCommand(fake)})
+	drv, err := local.Open(local.Options{Root: root, Command: local.BinaryCommand(fake), UIDRange: gatewayUIDs(b)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -70,7 +70,7 @@ type deployCrash struct {
 }
 
 func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
-	w := &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: t.TempDir(), logDir: t.TempDir()},
+	w := &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: gatewaytest.ReachableDir(t), logDir: t.TempDir()},
 		fake: fake, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, gone: map[string]bool{}, deploys: map[string]string{},
 		revisions: map[string]string{}, terminal: map[string]string{}}
 	t.Cleanup(w.killGateways)

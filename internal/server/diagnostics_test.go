@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -24,7 +25,7 @@ type diagWorld struct {
 }
 
 func newDiagWorld(t *testing.T, url string) *diagWorld {
-	link := filepath.Join(t.TempDir(), "gateway")
+	link := filepath.Join(gatewaytest.ReachableDir(t), "gateway")
 	if err := os.Symlink(fakeGatewayBinary(t), link); err != nil {
 		t.Fatal(err)
 	}

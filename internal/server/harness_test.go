@@ -19,7 +19,9 @@ import (
 
 	"github.com/openclaw/occ/internal/backends"
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/httpapi"
 	"github.com/openclaw/occ/internal/httpapi/contracttest"
 	"github.com/openclaw/occ/internal/iam"
@@ -60,11 +62,24 @@ var testRates = map[string]string{
 	"limits.requestsPerSecondPerClient": "100000", "limits.burstPerClient": "1000000",
 }
 
+// gatewayUIDs is the default range of gateway users, the one occ serve
+// gives the local driver (used when the tests run as root).
+func gatewayUIDs(t testing.TB) local.UIDRange {
+	t.Helper()
+	first, last, err := config.Defaults().Compute.Local.UIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return local.UIDRange{First: first, Last: last}
+}
+
 // boot starts occ on a fresh data directory; opts adjust the server before
 // it starts (e.g. a logger that records). Its rate limits are testRates.
 func boot(t *testing.T, dbURL string, driver compute.Driver, opts ...func(*server.Main)) *env {
 	t.Helper()
-	dir := t.TempDir()
+	// Made by occ (0700), in a directory others may pass through, as on
+	// a first start.
+	dir := filepath.Join(gatewaytest.ReachableDir(t), "occ-data")
 	flags := map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
 		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": "http://127.0.0.1:8080"}
 	maps.Copy(flags, testRates)

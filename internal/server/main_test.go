@@ -27,6 +27,10 @@ func fakeGatewayBinary(t testing.TB) string {
 		if fakeGateway.err != nil {
 			return
 		}
+		// Gateways run as users of their own when the tests run as root.
+		if fakeGateway.err = os.Chmod(fakeGateway.dir, 0o755); fakeGateway.err != nil {
+			return
+		}
 		fakeGateway.path = filepath.Join(fakeGateway.dir, "fakegateway")
 		out, err := exec.Command("go", "build", "-o", fakeGateway.path, gatewaytest.BinaryPackage).CombinedOutput()
 		if err != nil {

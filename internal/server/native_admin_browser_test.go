@@ -19,6 +19,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -52,8 +53,8 @@ func TestNativeAdminBrowser(t *testing.T) {
 		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
 	}
 	prov := startFakeProvider(t)
-	root := t.TempDir()
-	ld, err := local.Open(local.Options{Root: root, Command: local.InstalledRuntime(cache), Logger: slog.New(slog.DiscardHandler)})
+	root := gatewaytest.ReachableDir(t)
+	ld, err := local.Open(local.Options{Root: root, Command: local.InstalledRuntime(cache), UIDRange: gatewayUIDs(t), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -69,8 +70,8 @@ type adminWorld struct {
 }
 
 func newAdminWorld(t *testing.T, url string) *adminWorld {
-	root := t.TempDir()
-	d, err := local.Open(local.Options{Root: root, Command: local.BinaryCommand(fakeGatewayBinary(t))})
+	root := gatewaytest.ReachableDir(t)
+	d, err := local.Open(local.Options{Root: root, Command: local.BinaryCommand(fakeGatewayBinary(t)), UIDRange: gatewayUIDs(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

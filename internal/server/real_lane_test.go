@@ -29,6 +29,7 @@ import (
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -57,8 +58,8 @@ func TestRealOpenClawLane(t *testing.T) {
 
 	prov := startFakeProvider(t)
 	events := &eventLog{min: slog.LevelDebug}
-	root := t.TempDir()
-	ld, err := local.Open(local.Options{Root: root, Command: local.InstalledRuntime(cache), Logger: slog.New(events)})
+	root := gatewaytest.ReachableDir(t)
+	ld, err := local.Open(local.Options{Root: root, Command: local.InstalledRuntime(cache), UIDRange: gatewayUIDs(t), Logger: slog.New(events)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,6 +263,17 @@ func (w *realWorld) lifecycle(canary string) {
 	run1 := readRunJSON(t, dir)
 	procs := processesWithEnv(t, "OPENCLAW_STATE_DIR="+stateDir)
 	t.Logf("gateway pid %d on port %d; its %d processes use %d MB RSS", run1.PID, run1.Port, len(procs), rssKB(procs)/1024)
+	// As root the gateway runs as a user of its own, never root (not root:
+	// as occ's user), and nothing it did on its way to ready was refused
+	// for want of a permission.
+	if uid, want := realUID(t, strconv.Itoa(run1.PID)), strconv.Itoa(os.Getuid()); (os.Geteuid() == 0) == (uid == want) {
+		t.Errorf("the gateway runs as user %s (occ's is %s, occ root: %v)", uid, want, os.Geteuid() == 0)
+	}
+	for _, f := range []string{"console.log", "logs/gateway.log"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, f)); bytes.Contains(b, []byte("EACCES")) {
+			t.Errorf("the gateway's %s reports a refused permission (EACCES):\n%s", f, b)
+		}
+	}
 	// The Secret reached the gateway through its environment only.
 	if !slices.Contains(procs, run1.PID) || !slices.Contains(processEnv(run1.PID), "OPENAI_API_KEY="+canary) {
 		t.Errorf("the gateway (pid %d, processes %v) did not get the Secret as OPENAI_API_KEY", run1.PID, procs)
@@ -458,7 +470,7 @@ type logLine struct {
 // gatewayLog returns the gateway.log lines since a time that gatewayLogTimes
 // matches.
 func gatewayLog(dir string, since time.Time) []logLine {
-	f, err := os.Open(filepath.Join(dir, "gateway.log"))
+	f, err := os.Open(filepath.Join(dir, "logs", "gateway.log"))
 	if err != nil {
 		return nil
 	}

@@ -217,10 +217,19 @@ func (m *Main) driver() (compute.Driver, error) {
 		if m.Config.Compute.GatewayCommand != "" {
 			command = local.BinaryCommand(m.Config.Compute.GatewayCommand)
 		}
-		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"), Command: command,
-			Logger: m.Logger.With("component", "compute")})
+		first, last, err := m.Config.Compute.Local.UIDs()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("compute.local.uidRange: %w", err)
+		}
+		if local.SeparateUsers() {
+			if err := passThrough(m.Config.DataDir); err != nil {
+				return nil, err
+			}
+		}
+		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"), Command: command,
+			UIDRange: local.UIDRange{First: first, Last: last}, Logger: m.Logger.With("component", "compute")})
+		if err != nil {
+			return nil, fmt.Errorf("local compute driver: %w", err)
 		}
 		m.closers = append(m.closers, d.Close)
 		if err := d.Adopt(context.Background()); err != nil {
@@ -321,6 +330,26 @@ func (m *Main) announce(b app.BootstrapResult) {
 		fmt.Fprintf(m.Out, "occ: console sign-in %s / %s  (shown once; set OCC_BOOTSTRAP_ADMIN_PASSWORD to choose it)\n",
 			b.AdminEmail, b.GeneratedPassword)
 	}
+}
+
+// passThrough lets every user pass through the data directory (search,
+// not list): the local driver's gateways run as users of their own when occ
+// is root and reach their Agents' trees under compute/ through it. Nothing
+// else in it is theirs: occ.db, its journal, the keyset, the bootstrap key
+// and occ.lock are 0600, compute/ lets gateways through to their own trees
+// only, runtime/ is the public runtime they run.
+func passThrough(dataDir string) error {
+	fi, err := os.Stat(dataDir)
+	if err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	if fi.Mode().Perm()&0o011 == 0o011 {
+		return nil
+	}
+	if err := os.Chmod(dataDir, fi.Mode().Perm()|0o011); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	return nil
 }
 
 // lockFile takes an exclusive, non-blocking lock on path.

@@ -24,7 +24,8 @@ const (
 	consoleFile = "console.log"
 	// prevConsoleFile is the console of the run before.
 	prevConsoleFile = "console.prev.log"
-	logFile         = "gateway.log"
+	logsDir         = "logs"
+	logFile         = "gateway.log" // in logsDir
 	stateDir        = "state"
 	workspace       = "workspace"
 	homeDir         = "home"
@@ -43,6 +44,14 @@ type runState struct {
 	Running bool `json:"running"`
 	// Port is the Agent's loopback port, kept across restarts.
 	Port int `json:"port,omitempty"`
+	// UID is the user and group ID the Agent's gateway runs as when occ
+	// runs as root (users.go), kept while the Agent exists; 0 when occ is
+	// not root, and before the first start.
+	UID uint32 `json:"uid,omitempty"`
+	// TreeUID is the user the Agent's tree (state, workspace, home, logs)
+	// was last handed over to; it differs from UID only until the hand-over
+	// is done.
+	TreeUID uint32 `json:"treeUid,omitempty"`
 	// PID and StartTime (clock ticks after boot, /proc/<pid>/stat field 22)
 	// name the gateway process; 0 when none was started or it is known dead.
 	PID       int    `json:"pid,omitempty"`

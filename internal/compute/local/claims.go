@@ -8,55 +8,70 @@ import (
 	"strings"
 )
 
-// Port claims across roots. Each root's port index keeps its own Agents
-// apart, and portFree sees a port another process listens on; neither sees
-// a port that a driver on another root (a second installation, tests side
-// by side) has just given a gateway that is still starting and not yet
-// listening (a real gateway takes 20-80 s to open its port). So every
-// driver on the machine also claims its ports in one shared directory
-// (Options.PortClaimDir): a file per port naming the Agent directory that
-// holds it. A claim whose Agent no longer has that port in its run.json
-// (deleted, moved to another port) is stale and can be taken over. When the
+// Claims across roots. Each root keeps its own Agents apart (the port
+// index, the run.json files), and portFree sees a port another process
+// listens on; neither sees a port that a driver on another root (a second
+// installation, tests side by side) has just given a gateway that is still
+// starting and not yet listening (a real gateway takes 20-80 s to open its
+// port), nor a gateway user another root gave an Agent whose gateway does
+// not run. So every driver on the machine also claims its gateways' ports
+// and users in one shared directory (Options.PortClaimDir): a file per port
+// ("20000") or user ("uid-2000000000") naming the Agent directory that
+// holds it. A claim whose Agent no longer has that port or user in its
+// run.json (deleted, moved) is stale and can be taken over. When the
 // directory cannot be used, claims are skipped (the old behaviour).
 
 // claimsLock serializes claim changes across processes.
 const claimsLock = ".lock"
 
-// DefaultPortClaimDir is the machine-wide claim directory.
+// DefaultPortClaimDir is the machine-wide claim directory (ports and
+// gateway users).
 func DefaultPortClaimDir() string { return filepath.Join(os.TempDir(), "occ-local-ports") }
 
-// claimPort claims port for the Agent directory dir, or reports that a
-// live claim of another Agent holds it.
-func (d *Driver) claimPort(port int, dir string) bool {
+// A claimable is what can be claimed: its file name in the claim directory
+// and whether an Agent's run.json holds it.
+type claimable struct {
+	name  string
+	holds func(st runState) bool
+}
+
+func portClaim(port int) claimable {
+	return claimable{strconv.Itoa(port), func(st runState) bool { return st.Port == port }}
+}
+
+func uidClaim(uid uint32) claimable {
+	return claimable{"uid-" + strconv.FormatUint(uint64(uid), 10), func(st runState) bool { return st.UID == uid }}
+}
+
+// claim claims c for the Agent directory dir, or reports that a live claim
+// of another Agent holds it.
+func (d *Driver) claim(c claimable, dir string) bool {
 	unlock, ok := d.lockClaims()
 	if !ok {
 		return true
 	}
 	defer unlock()
-	path := filepath.Join(d.claimDir, strconv.Itoa(port))
+	path := filepath.Join(d.claimDir, c.name)
 	if b, err := os.ReadFile(path); err == nil {
 		owner := strings.TrimSpace(string(b))
-		if owner != dir && holdsPort(owner, port) {
+		if owner != dir && holds(owner, c) {
 			return false
 		}
 	}
 	if err := writeFileAtomic(path, []byte(dir+"\n")); err != nil {
-		d.log.Warn("cannot record a port claim; going on without it", "port", port, "error", err)
+		d.log.Warn("cannot record a claim; going on without it", "claim", c.name, "error", err)
 	}
 	return true
 }
 
-// releaseClaim drops the Agent directory's claim on port, if it has it.
-func (d *Driver) releaseClaim(port int, dir string) {
-	if port == 0 {
-		return
-	}
+// release drops the Agent directory's claim on c, if it has it.
+func (d *Driver) release(c claimable, dir string) {
 	unlock, ok := d.lockClaims()
 	if !ok {
 		return
 	}
 	defer unlock()
-	path := filepath.Join(d.claimDir, strconv.Itoa(port))
+	path := filepath.Join(d.claimDir, c.name)
 	if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) == dir {
 		_ = os.Remove(path)
 	}
@@ -82,10 +97,10 @@ func (d *Driver) lockClaims() (unlock func(), ok bool) {
 	return func() { f.Close() }, true
 }
 
-// holdsPort reports whether the Agent directory's run.json still has port
-// (an unreadable one counts as holding it: better a port skipped than
+// holds reports whether the Agent directory's run.json still holds c (an
+// unreadable one counts as holding it: better a port or user skipped than
 // given twice).
-func holdsPort(dir string, port int) bool {
+func holds(dir string, c claimable) bool {
 	b, err := os.ReadFile(filepath.Join(dir, runFile))
 	if os.IsNotExist(err) {
 		return false
@@ -93,11 +108,19 @@ func holdsPort(dir string, port int) bool {
 	if err != nil {
 		return true
 	}
-	var st struct {
-		Port int `json:"port"`
-	}
+	var st runState
 	if json.Unmarshal(b, &st) != nil {
 		return true
 	}
-	return st.Port == port
+	return c.holds(st)
+}
+
+// releaseClaims drops the claims of a deleted Agent (port and user).
+func (d *Driver) releaseClaims(dir string, st *runState) {
+	if st.Port != 0 {
+		d.release(portClaim(st.Port), dir)
+	}
+	if st.UID != 0 {
+		d.release(uidClaim(st.UID), dir)
+	}
 }

@@ -90,6 +90,10 @@ type Options struct {
 	// machine, where each claims its gateways' ports (see claims.go);
 	// default DefaultPortClaimDir(). "-" turns claims off.
 	PortClaimDir string
+	// UIDRange is where the user and group IDs of the gateways come from
+	// when occ runs as root (users.go): required then, with a Command;
+	// ignored otherwise (gateways run as occ's user).
+	UIDRange UIDRange
 	// Logger receives the driver's events (starts, exits, restarts, stops),
 	// never a secret; nil discards them.
 	Logger *slog.Logger

@@ -5,12 +5,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
 // TestConformance runs the driver contract's suite on fresh local drivers
@@ -22,7 +24,7 @@ func TestConformance(t *testing.T) {
 // harness is a local driver on a new root, running the fake gateway; its
 // switches stand in for a slow start and a rejected model credential.
 func harness(t *testing.T) computetest.Harness {
-	root := t.TempDir()
+	root := gatewaytest.ReachableDir(t)
 	short := func(o *local.Options) { o.StopTimeout = 5 * time.Second }
 	d, _ := open(t, root, short)
 	return computetest.Harness{
@@ -86,9 +88,20 @@ func (o observer) WorkspaceFile(t *testing.T, ag compute.AgentRef, name string) 
 	return string(b), err == nil
 }
 
+// WriteWorkspaceFile writes as the workspace's owner (the gateway's user
+// when occ is root), as a user's edit through the gateway would.
 func (o observer) WriteWorkspaceFile(t *testing.T, ag compute.AgentRef, name, content string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(o.d.AgentDir(ag), "workspace", name), []byte(content), 0o600); err != nil {
+	ws := filepath.Join(o.d.AgentDir(ag), "workspace")
+	path := filepath.Join(ws, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var s syscall.Stat_t
+	if err := syscall.Stat(ws, &s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(path, int(s.Uid), int(s.Gid)); err != nil {
 		t.Fatal(err)
 	}
 }

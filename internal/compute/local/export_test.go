@@ -5,3 +5,6 @@ var (
 	ProcessesWithEnv = processesWithEnv
 	ReadEnviron      = readEnviron
 )
+
+// Test access to the user namespace map check.
+var Mapped = mapped

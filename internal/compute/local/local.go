@@ -2,21 +2,34 @@
 // supervised processes on this host, one directory per Namespace and Agent
 // under its root.
 //
-// Layout (everything 0700/0600, owned by occ's user):
+// Layout (0700/0600 and occ's user throughout when occ is not root; as root
+// each gateway runs as a user of its own, and the modes and owners are
+// those shown, see users.go):
 //
-//	<root>/ports.json ports.lock    every Agent's port (an index of run.json)
-//	<root>/namespaces/<ns>/agents/<agent>/
-//	  openclaw.json   rendered by gateway.RenderConfig: the revision's document
-//	                  with the occ-owned keys (loopback port, token auth,
-//	                  workspace, log file); never a secret
-//	  token           the gateway token (OPENCLAW_GATEWAY_TOKEN), one per Agent
-//	  run.json        revision, desired state, port, PID and start time of the
-//	                  process, whether the initial files were applied
-//	  lock            flock: one operation on the Agent at a time, across
-//	                  driver instances and occ processes
-//	  state/ workspace/ home/
-//	  gateway.log     the gateway's own log (logging.file)
-//	  console.log     the gateway's stdout and stderr, since its last start
+//	<root>/                 0711: gateways pass through, cannot list
+//	  ports.json ports.lock every Agent's port (an index of run.json); the
+//	                        lock serializes port and user allocation
+//	  uids.json             where the next gateway user is looked for
+//	  namespaces/<ns>/agents/      0711 each
+//	  namespaces/<ns>/agents/<agent>/   root:G 0710 (G: the gateway's group)
+//	    openclaw.json   root:G 0640, rendered by gateway.RenderConfig: the
+//	                    revision's document with the occ-owned keys
+//	                    (loopback port, token auth, workspace, log file);
+//	                    never a secret; a gateway of its own user is told
+//	                    it is read-only (OPENCLAW_CONFIG_READONLY=1)
+//	    token           0600, the gateway token (OPENCLAW_GATEWAY_TOKEN), one
+//	                    per Agent, given to the gateway in its environment
+//	    run.json        0600, revision, desired state, port, gateway user, PID
+//	                    and start time of the process, whether the initial
+//	                    files were applied
+//	    lock            0600, flock: one operation on the Agent at a time,
+//	                    across driver instances and occ processes
+//	    state/ workspace/ home/ logs/   the gateway's user's, 0700: all the
+//	                    gateway may write
+//	    logs/gateway.log  the gateway's own log (logging.file), rotated by
+//	                    the gateway beside itself
+//	    console.log     0600, the gateway's stdout and stderr since its last
+//	                    start (console.prev.log: the run before)
 //
 // The secret environment of a revision (RevisionSpec.Env) reaches the gateway
 // through its process environment only. It is kept in memory to restart a
@@ -57,7 +70,10 @@ type Driver struct {
 	modelProbeTimeout time.Duration
 	firstPort         int
 	claimDir          string // "" when port claims are off
-	log               *slog.Logger
+	// separate: gateways run as users of their own from uids (users.go).
+	separate bool
+	uids     UIDRange
+	log      *slog.Logger
 
 	mu        sync.Mutex
 	agents    map[string]*agent
@@ -122,6 +138,18 @@ func Open(o Options) (*Driver, error) {
 	if d.log == nil {
 		d.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if d.cmd == nil {
+		return d, nil
+	}
+	if !SeparateUsers() {
+		d.log.Info("gateways run as occ's own user: occ is not root", "uid", os.Geteuid())
+		return d, nil
+	}
+	d.separate, d.uids = true, o.UIDRange
+	if err := d.checkUsers(); err != nil {
+		return nil, err
+	}
+	d.log.Info("gateways run as users of their own", "uidRange", d.uids.String())
 	return d, nil
 }
 
@@ -164,7 +192,7 @@ func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	if err := ns.Validate(); err != nil {
 		return compute.NamespaceObservation{}, err
 	}
-	if err := os.MkdirAll(d.NamespaceDir(ns.ID), 0o700); err != nil {
+	if err := os.MkdirAll(d.NamespaceDir(ns.ID), d.dirMode()); err != nil {
 		return compute.NamespaceObservation{}, fmt.Errorf("create namespace directory: %w", err)
 	}
 	return compute.NamespaceObservation{Done: true}, nil

@@ -31,6 +31,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Gateways run as users of their own when the tests run as root: the
+	// binary is theirs to run.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fakeGateway = filepath.Join(dir, "fakegateway")
 	out, err := exec.Command("go", "build", "-o", fakeGateway, gatewaytest.BinaryPackage).CombinedOutput()
 	if err != nil {
@@ -97,15 +103,19 @@ func (e *events) delays() []string {
 	return slices.Clone(e.ins)
 }
 
+// testUIDs are the gateway users of the tests' drivers when they run as
+// root.
+var testUIDs = local.UIDRange{First: 1900000000, Last: 1900099999}
+
 // open returns a driver running the fake gateway under root ("" for a new
 // temporary root); it is closed when the test ends.
 func open(t *testing.T, root string, tune ...func(*local.Options)) (*local.Driver, *events) {
 	t.Helper()
 	if root == "" {
-		root = t.TempDir()
+		root = gatewaytest.ReachableDir(t)
 	}
 	ev := &events{}
-	o := local.Options{Root: root, Command: local.BinaryCommand(fakeGateway), Logger: slog.New(ev)}
+	o := local.Options{Root: root, Command: local.BinaryCommand(fakeGateway), UIDRange: testUIDs, Logger: slog.New(ev)}
 	for _, f := range tune {
 		f(&o)
 	}

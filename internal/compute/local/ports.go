@@ -52,7 +52,7 @@ func (d *Driver) allocatePort(a *agent, st *runState) error {
 		}
 		for i := 0; i < slots; i++ {
 			port := d.firstPort + ((first+i)%slots)*PortSpacing
-			if near(port, used) || !portFree(port) || !d.claimPort(port, a.dir) {
+			if near(port, used) || !portFree(port) || !d.claim(portClaim(port), a.dir) {
 				continue
 			}
 			// The index first: interrupted in between, a slot is held in
@@ -129,21 +129,24 @@ func (d *Driver) writePortIndex(index map[string]int) error {
 // scanPorts reads the port of every Agent under the root from its
 // run.json.
 func (d *Driver) scanPorts() map[string]int {
-	files, _ := filepath.Glob(filepath.Join(d.root, "namespaces", "*", "agents", "*", runFile))
 	index := map[string]int{}
+	d.scanRuns(func(dir string, st runState) {
+		if st.Port > 0 {
+			index[d.relDir(dir)] = st.Port
+		}
+	})
+	return index
+}
+
+// scanRuns calls fn with the run.json of every Agent under the root (the
+// readable ones).
+func (d *Driver) scanRuns(fn func(dir string, st runState)) {
+	files, _ := filepath.Glob(filepath.Join(d.root, "namespaces", "*", "agents", "*", runFile))
 	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		var st struct {
-			Port int `json:"port"`
-		}
-		if json.Unmarshal(b, &st) == nil && st.Port > 0 {
-			index[d.relDir(filepath.Dir(f))] = st.Port
+		if st, err := readRun(filepath.Dir(f)); err == nil {
+			fn(filepath.Dir(f), st)
 		}
 	}
-	return index
 }
 
 // near reports whether port is within PortSpacing of a used port.

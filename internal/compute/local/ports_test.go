@@ -8,14 +8,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 )
 
-// TestLayoutPortAndToken: the Agent directory's files and their modes
-// (initial workspace files too), ports PortSpacing apart, the occ-owned
+// TestLayoutPortAndToken: the Agent directory's files, their modes and
+// owners (initial workspace files too; see users.go), ports PortSpacing apart, the occ-owned
 // keys of openclaw.json, and the port and token kept across a stop and a
 // new revision.
 func TestLayoutPortAndToken(t *testing.T) {
@@ -28,7 +29,7 @@ func TestLayoutPortAndToken(t *testing.T) {
 	ready(t, d, newSpec(ag2, 1))
 
 	dir := d.AgentDir(ag1)
-	for _, name := range []string{"openclaw.json", "run.json", "token", "state", "workspace", "home", "gateway.log", "console.log"} {
+	for _, name := range []string{"openclaw.json", "run.json", "token", "state", "workspace", "home", "logs/gateway.log", "console.log"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("agent directory lacks %s: %v", name, err)
 		}
@@ -70,10 +71,32 @@ func TestLayoutPortAndToken(t *testing.T) {
 	if doc.Gateway.Port != p1 || doc.Gateway.Bind != "loopback" || doc.Gateway.Auth["mode"] != "token" || doc.UI["seamColor"] != "#123456" {
 		t.Fatalf("openclaw.json = %s", cfg)
 	}
-	for _, name := range []string{"token", "openclaw.json", "run.json", "workspace/USER.md"} {
-		fi, err := os.Stat(filepath.Join(dir, name))
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("%s mode = %v, %v; want 0600", name, fi.Mode(), err)
+	// Modes and owners: occ's own 0700/0600 when it is not root; as root
+	// the gateway's user owns its tree and reads openclaw.json, occ keeps
+	// the rest, and the directories above let gateways pass through.
+	type perm struct {
+		mode     os.FileMode
+		uid, gid int
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	gwUID, gwGID := uid, gid
+	agentDir, config, above := perm{0o700, uid, gid}, perm{0o600, uid, gid}, perm{0o700, uid, gid}
+	if os.Geteuid() == 0 {
+		n, _ := strconv.Atoi(procIDs(t, onlyPID(t, d, ag1)).uids[0])
+		gwUID, gwGID = n, n
+		agentDir, config, above = perm{0o710, 0, n}, perm{0o640, 0, n}, perm{0o711, 0, 0}
+	}
+	private, tree, file := perm{0o600, uid, gid}, perm{0o700, gwUID, gwGID}, perm{0o600, gwUID, gwGID}
+	layout := map[string]perm{".": agentDir, "openclaw.json": config, "token": private, "run.json": private, "console.log": private,
+		"state": tree, "workspace": tree, "home": tree, "logs": tree, "workspace/USER.md": file,
+		"..": above, "../..": above, "../../..": above, "../../../..": above}
+	for name, want := range layout {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(dir, name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if got := (perm{os.FileMode(st.Mode).Perm(), int(st.Uid), int(st.Gid)}); got != want {
+			t.Errorf("%s: mode and owner %+v; want %+v", name, got, want)
 		}
 	}
 

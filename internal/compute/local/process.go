@@ -170,7 +170,7 @@ func (d *Driver) observe(a *agent, st *runState) error {
 		}
 	}
 	if st.Launching {
-		d.killStrays(a, st.PID)
+		d.killStrays(a, st.UID, st.PID)
 		st.Launching = false
 		changed = true
 	}
@@ -215,15 +215,21 @@ func (d *Driver) adopt(a *agent, st *runState) {
 }
 
 // killStrays stops every live process whose environment names the
-// Agent's state directory, but except: what is left of a gateway whose start
-// was interrupted before its PID was recorded, or the children of a gateway
-// that died or was killed (the real gateway's spawn broker and workers
-// inherit its environment). Nothing of the Agent may legitimately run
-// when it is called.
-func (d *Driver) killStrays(a *agent, except int) {
-	kv := "OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir)
+// Agent's state directory or, when gateways run as users of their own, that
+// runs as the Agent's user uid, but except: what is left of a gateway whose
+// start was interrupted before its PID was recorded, or the children of a
+// gateway that died or was killed (the real gateway's spawn broker and
+// workers inherit its environment; a process that dropped the environment
+// keeps the user). Nothing of the Agent may legitimately run when it is
+// called.
+func (d *Driver) killStrays(a *agent, uid uint32, except int) {
+	pids := processesWithEnv("OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir))
+	if d.separate && uid != 0 {
+		pids = append(pids, processesByUser()[uid]...)
+	}
+	slices.Sort(pids)
 	var strays []*proc
-	for _, pid := range processesWithEnv(kv) {
+	for _, pid := range slices.Compact(pids) {
 		if pid == except {
 			continue
 		}
@@ -259,28 +265,37 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 	if d.cmd == nil {
 		return compute.Permanent(occ.DeployRuntimeNotConfigured, errNoCommand)
 	}
-	for _, sub := range []string{stateDir, workspace, homeDir} {
+	if sweep {
+		d.killStrays(a, st.UID, 0)
+	}
+	for _, sub := range gatewayDirs {
 		if err := os.MkdirAll(filepath.Join(a.dir, sub), 0o700); err != nil {
 			return fmt.Errorf("create agent directory: %w", err)
 		}
 	}
-	if st.Port == 0 || !portFree(st.Port) || !d.claimPort(st.Port, a.dir) {
+	if st.Port == 0 || !portFree(st.Port) || !d.claim(portClaim(st.Port), a.dir) {
 		if err := d.allocatePort(a, st); err != nil {
 			return err
 		}
+	}
+	cred, err := d.gatewayCredential(a, st)
+	if err != nil {
+		return err
 	}
 	token, err := ensureToken(a.dir)
 	if err != nil {
 		return err
 	}
-	// 0600 like the token: in trusted-proxy mode it holds the identity
-	// derived from it.
+	// Only occ and the gateway read it (0600, or 0640 to the gateway's own
+	// group): in trusted-proxy mode it holds the identity derived from the
+	// token.
 	cfg, err := gateway.RenderConfig(gateway.RenderInput{Document: doc, Port: st.Port,
-		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logFile), TrustedProxy: trustedProxy(st, token)})
+		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logsDir, logFile), TrustedProxy: trustedProxy(st, token)})
 	if err != nil {
 		return compute.Permanent(occ.DeployInvalidConfiguration, err)
 	}
-	if err := writeFileAtomic(filepath.Join(a.dir, gateway.ConfigFileName), cfg); err != nil {
+	cfgPath := filepath.Join(a.dir, gateway.ConfigFileName)
+	if err := writeFileAtomic(cfgPath, cfg); err != nil {
 		return err
 	}
 	argv, err := d.cmd(st.Port)
@@ -290,8 +305,14 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 	if len(argv) == 0 {
 		return errors.New("gateway command is empty")
 	}
-	if sweep {
-		d.killStrays(a, 0)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if cred != nil {
+		if err := share(cfgPath, cred.Gid, sharedMode); err != nil {
+			return err
+		}
+		if err := othersCanRun(cmd.Path); err != nil {
+			return err
+		}
 	}
 	// The previous run's console stays beside the new one (a crash loop
 	// keeps the output of the run that crashed).
@@ -301,13 +322,13 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 		return fmt.Errorf("open console log: %w", err)
 	}
 	defer console.Close()
-	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = d.environment(a, st, token, argv[0], !wantsChannels(doc))
 	cmd.Dir = filepath.Join(a.dir, homeDir)
 	cmd.Stdout, cmd.Stderr = console, console
 	// Its own process group: a signal to occ's group (Ctrl-C) does not stop
-	// Agents, and the gateway outlives occ to be re-adopted.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Agents, and the gateway outlives occ to be re-adopted. As its own
+	// user when occ is root (users.go).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 
 	st.Launching = true
 	if err := writeRun(a.dir, st); err != nil {
@@ -440,6 +461,8 @@ func (d *Driver) environment(a *agent, st *runState, secret, program string, ski
 		Token:        token,
 		Password:     password,
 		SkipChannels: skipChannels,
+		// Its own user reads openclaw.json and cannot write it (users.go).
+		ConfigReadOnly: d.separate,
 	})
 	path := defaultPath
 	if filepath.IsAbs(program) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
 func TestCrashRestartsWithBackoff(t *testing.T) {
@@ -93,7 +94,7 @@ func TestStartupFailureIsReported(t *testing.T) {
 // driver stops it and the second does not bring it back. (Adoption itself
 // is the conformance suite's Adoption obligation.)
 func TestAdoptedGatewayRestarts(t *testing.T) {
-	root := t.TempDir()
+	root := gatewaytest.ReachableDir(t)
 	d1, _ := open(t, root)
 	ag := newAgent(t, d1)
 	secret := canary(t)
@@ -154,10 +155,8 @@ func TestAdoptedGatewayRestarts(t *testing.T) {
 }
 
 func TestInterruptedStopIsFinished(t *testing.T) {
-	root := t.TempDir()
-	d1, _ := open(t, root)
-	ag := newAgent(t, d1)
-	ready(t, d1, newSpec(ag, 1))
+	root := gatewaytest.ReachableDir(t)
+	d1, ag := readyOn(t, root)
 	d1.Close()
 	// As if occ died after recording the stop and before signalling.
 	editRun(t, d1, ag, func(st map[string]any) { st["running"] = false })
@@ -171,10 +170,8 @@ func TestInterruptedStopIsFinished(t *testing.T) {
 }
 
 func TestInterruptedStartOrphanIsKilled(t *testing.T) {
-	root := t.TempDir()
-	d1, _ := open(t, root)
-	ag := newAgent(t, d1)
-	ready(t, d1, newSpec(ag, 1))
+	root := gatewaytest.ReachableDir(t)
+	d1, ag := readyOn(t, root)
 	pid := onlyPID(t, d1, ag)
 	d1.Close()
 	// As if occ died after starting the process and before recording it.
@@ -232,13 +229,7 @@ func TestStopLeavesNoStrayProcess(t *testing.T) {
 	// A gateway whose child outlives it (as the real gateway's spawn broker
 	// could after SIGKILL): the child inherits the environment and is
 	// stopped with the Agent.
-	d, _ := open(t, "", func(o *local.Options) {
-		o.Command = func(port int) ([]string, error) {
-			return []string{"/bin/sh", "-c", "sleep 600 & exec " + fakeGateway + " gateway run --port " + strconv.Itoa(port)}, nil
-		}
-	})
-	ag := newAgent(t, d)
-	ready(t, d, newSpec(ag, 1))
+	d, ag := gatewayWithChild(t, "sleep 600")
 	eventually(t, "two processes", func() bool { return len(gatewayPIDs(d, ag)) == 2 })
 	if err := d.StopAgent(context.Background(), ag); err != nil {
 		t.Fatal(err)
@@ -246,6 +237,30 @@ func TestStopLeavesNoStrayProcess(t *testing.T) {
 	if pids := gatewayPIDs(d, ag); len(pids) != 0 {
 		t.Fatalf("processes %v outlived StopAgent", pids)
 	}
+}
+
+// readyOn is a driver on root and an Agent whose first revision is ready
+// on it.
+func readyOn(t *testing.T, root string) (*local.Driver, compute.AgentRef) {
+	t.Helper()
+	d, _ := open(t, root)
+	ag := newAgent(t, d)
+	ready(t, d, newSpec(ag, 1))
+	return d, ag
+}
+
+// gatewayWithChild is a driver whose gateway first starts child in the
+// background (sh -c "CHILD & exec fakegateway …"), and a ready Agent on it.
+func gatewayWithChild(t *testing.T, child string) (*local.Driver, compute.AgentRef) {
+	t.Helper()
+	d, _ := open(t, "", func(o *local.Options) {
+		o.Command = func(port int) ([]string, error) {
+			return []string{"/bin/sh", "-c", child + " & exec " + fakeGateway + " gateway run --port " + strconv.Itoa(port)}, nil
+		}
+	})
+	ag := newAgent(t, d)
+	ready(t, d, newSpec(ag, 1))
+	return d, ag
 }
 
 // editRun changes the Agent's run.json as an interrupted occ would have

@@ -99,6 +99,41 @@ func processesWithEnv(kv string) []int {
 	return out
 }
 
+// processesByUser lists the live processes by user ID: each process under
+// every user ID it has (real, effective, saved, filesystem).
+func processesByUser() map[uint32][]int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	out := map[uint32][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			ids, ok := strings.CutPrefix(l, "Uid:")
+			if !ok {
+				continue
+			}
+			seen := map[uint64]bool{}
+			for _, f := range strings.Fields(ids) {
+				if uid, err := strconv.ParseUint(f, 10, 32); err == nil && !seen[uid] {
+					seen[uid] = true
+					out[uint32(uid)] = append(out[uint32(uid)], pid)
+				}
+			}
+			break
+		}
+	}
+	return out
+}
+
 // listensOn reports whether the process pid owns a listening TCP socket on
 // the loopback port. It answers true when /proc does not let it tell (no
 // /proc/net/tcp, unreadable fds), so it only ever catches a port answered

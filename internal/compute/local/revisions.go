@@ -69,7 +69,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if err := compute.ValidateInitialFiles(spec.InitialFiles); err != nil {
 		return compute.Readiness{}, err
 	}
-	if err := os.MkdirAll(d.NamespaceDir(spec.NamespaceID), 0o700); err != nil {
+	if err := os.MkdirAll(d.NamespaceDir(spec.NamespaceID), d.dirMode()); err != nil {
 		return compute.Readiness{}, fmt.Errorf("create namespace directory: %w", err)
 	}
 	var t target
@@ -273,7 +273,7 @@ func (d *Driver) stopAgent(a *agent, st *runState) error {
 			return err
 		}
 		a.proc = nil
-		d.killStrays(a, 0)
+		d.killStrays(a, st.UID, 0)
 	}
 	if st.PID != 0 {
 		st.PID, st.StartTime = 0, 0
@@ -299,7 +299,7 @@ func (d *Driver) DeleteAgent(ctx context.Context, ref compute.AgentRef) error {
 			return fmt.Errorf("remove agent directory: %w", err)
 		}
 		a.reset()
-		d.releaseClaim(st.Port, a.dir)
+		d.releaseClaims(a.dir, st)
 		if err := d.releasePort(a.dir); err != nil {
 			return err
 		}
@@ -335,7 +335,10 @@ func (d *Driver) GatewayEndpoint(ctx context.Context, ref compute.AgentRef) (com
 
 // Adopt looks at every Agent under the root at once, instead of lazily at
 // its next operation: live gateways are re-adopted (and supervised),
-// interrupted stops finished, dead gateways recorded as not running.
+// interrupted stops finished, dead gateways recorded as not running, and
+// every gateway user claimed again (the claim directory may have been
+// emptied, as /tmp is at a reboot): an Agent whose user another root
+// claimed meanwhile gets a new one and its tree at once.
 func (d *Driver) Adopt(ctx context.Context) error {
 	dirs, err := filepath.Glob(filepath.Join(d.root, "namespaces", "*", "agents", "*"))
 	if err != nil {
@@ -350,7 +353,13 @@ func (d *Driver) Adopt(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		errs = append(errs, d.withAgent(ref, false, func(*agent, *runState) error { return nil }))
+		errs = append(errs, d.withAgent(ref, false, func(a *agent, st *runState) error {
+			if st == nil || st.UID == 0 {
+				return nil
+			}
+			_, err := d.gatewayCredential(a, st)
+			return err
+		}))
 	}
 	return errors.Join(errs...)
 }

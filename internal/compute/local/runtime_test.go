@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -59,6 +60,13 @@ func TestGatewayEnvironment(t *testing.T) {
 		"OPENCLAW_GATEWAY_TOKEN": ep.Token,
 		"OPENCLAW_NO_RESPAWN":    "1",
 		"OPENCLAW_SKIP_CHANNELS": "1",
+	}
+	// As root the gateway's own user cannot write openclaw.json, and the
+	// gateway is told so; not root it can, as before.
+	if os.Geteuid() == 0 {
+		want["OPENCLAW_CONFIG_READONLY"] = "1"
+	} else if _, ok := env["OPENCLAW_CONFIG_READONLY"]; ok {
+		t.Error("gateway env has OPENCLAW_CONFIG_READONLY; occ is not root, the gateway may write its configuration")
 	}
 	for k, v := range want {
 		if env[k] != v {

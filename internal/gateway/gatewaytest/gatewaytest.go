@@ -324,7 +324,8 @@ func (g *Gateway) SetPluginWarnings(w []PluginWarning) { g.srv.SetPluginWarnings
 const BinaryPackage = "github.com/openclaw/occ/internal/gateway/gatewaytest/cmd/fakegateway"
 
 // BuildBinary builds the fakegateway binary into a temporary directory of
-// the test and returns its path. It needs the go command on PATH; the build
+// the test (a ReachableDir: gateways of a local driver running as root run
+// it as users of their own) and returns its path. It needs the go command on PATH; the build
 // cache makes repeated builds cheap.
 func BuildBinary(t testing.TB) string {
 	t.Helper()
@@ -336,12 +337,27 @@ func BuildBinary(t testing.TB) string {
 			t.Fatalf("gatewaytest: go command not found: %v", err)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "fakegateway")
+	out := filepath.Join(ReachableDir(t), "fakegateway")
 	cmd := exec.Command(goCmd, "build", "-o", out, BinaryPackage)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gatewaytest: go build %s: %v\n%s", BinaryPackage, err, b)
 	}
 	return out
+}
+
+// ReachableDir is a new temporary directory (removed with the test) that
+// every user may pass through, not list: where a local compute driver
+// running as root keeps Agents whose gateways run as users of their own,
+// and where their program may live.
+func ReachableDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 func randomToken() string {
