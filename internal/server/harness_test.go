@@ -159,6 +159,17 @@ func (r resp) code() string {
 // (sent as JSON).
 func (e *env) call(method, path, key string, body any, headers ...string) resp {
 	e.t.Helper()
+	res, raw := e.callRaw(method, path, key, body, headers...)
+	out := resp{Status: res.StatusCode, Header: res.Header}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &out.Body)
+	}
+	return out
+}
+
+// callRaw is call returning the response and its body's exact bytes.
+func (e *env) callRaw(method, path, key string, body any, headers ...string) (*http.Response, []byte) {
+	e.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -190,11 +201,7 @@ func (e *env) call(method, path, key string, body any, headers ...string) resp {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	out := resp{Status: res.StatusCode, Header: res.Header}
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, &out.Body)
-	}
-	return out
+	return res, raw
 }
 
 // createNamespace creates a Namespace as the admin and waits until ready.

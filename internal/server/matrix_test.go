@@ -101,6 +101,17 @@ func successStatus(op *openapi3.Operation) int {
 // exampleBody returns the request body example with names made unique and
 // "{placeholder}" strings replaced by fixtures.
 func exampleBody(t *testing.T, r route, fx *fixtures) any {
+	body := rawExample(t, r)
+	if body == nil {
+		return nil
+	}
+	return fillPlaceholders(body, fx.get)
+}
+
+// rawExample returns the request body example of a route (nil when it
+// takes no body) with its name made unique and "{placeholder}" strings left
+// in place.
+func rawExample(t *testing.T, r route) map[string]any {
 	if r.op.RequestBody == nil {
 		return nil
 	}
@@ -121,12 +132,39 @@ func exampleBody(t *testing.T, r route, fx *fixtures) any {
 	if name, ok := body["name"].(string); ok && r.op.OperationID != "createServiceKey" {
 		body["name"] = name + "-" + occ.NewUUID()[:8]
 	}
-	for k, v := range body {
-		if s, ok := v.(string); ok && strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
-			body[k] = fx.get(s[1 : len(s)-1])
-		}
-	}
 	return body
+}
+
+// placeholder returns the fixture name of a "{name}" string.
+func placeholder(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok || len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return "", false
+	}
+	return s[1 : len(s)-1], true
+}
+
+// fillPlaceholders returns a copy of v (decoded JSON) with every
+// "{name}" string, at any depth, replaced by get(name).
+func fillPlaceholders(v any, get func(string) string) any {
+	if name, ok := placeholder(v); ok {
+		return get(name)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = fillPlaceholders(e, get)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = fillPlaceholders(e, get)
+		}
+		return out
+	}
+	return v
 }
 
 // TestPermissionMatrix walks every route of api/openapi.yaml with: no
