@@ -18,6 +18,7 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store"
+	"github.com/openclaw/occ/internal/store/storetest"
 )
 
 // env is the use cases over one fresh, bootstrapped database (a storetest
@@ -77,14 +78,7 @@ const adminKey = "occ_0123456789abcdef0123456789abcdef0123456789abcdef"
 func newEnv(t *testing.T, url string, options ...func(*env)) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, url)
 	dir := t.TempDir()
 	if _, err := app.Bootstrap(ctx, st, noJobs{}, app.BootstrapOptions{DataDir: dir, AdminEmail: "admin@occ.test",
 		AdminPassword: "correct horse battery staple", APIKey: adminKey}); err != nil {

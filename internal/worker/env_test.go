@@ -20,6 +20,7 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store"
+	"github.com/openclaw/occ/internal/store/storetest"
 	"github.com/openclaw/occ/internal/worker"
 )
 
@@ -62,14 +63,7 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "occ.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if err := st.Migrate(ctx, jobs.Migrate(st)); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Open(t, "sqlite://"+filepath.Join(dir, "occ.db"))
 	keyring, err := secrets.Open(filepath.Join(dir, "secrets.keyset"))
 	if err != nil {
 		t.Fatal(err)
