@@ -10,7 +10,8 @@ import (
 
 // TestConfigValidate runs `occ config validate` on files: consistent ones
 // pass; a native admin UI whose console host lies outside the shared cookie
-// domain, and bad connection, rate and timeout limits, fail naming the key.
+// domain, bad connection, rate and timeout limits, and bad trusted
+// proxies, fail naming the key.
 func TestConfigValidate(t *testing.T) {
 	for _, tt := range []struct {
 		name, file string
@@ -31,6 +32,11 @@ func TestConfigValidate(t *testing.T) {
 		{"header bound over the request bound", "http:\n  readTimeout: 5s\n  readHeaderTimeout: 10s\n", 1,
 			"http.readHeaderTimeout: 10s must be at most http.readTimeout (5s)"},
 		{"not a duration", "http:\n  idleTimeout: 5\n", 1, "http.idleTimeout"},
+		{"trusted proxies", "http:\n  trustedProxies: [10.0.0.0/8, 'fd00::1']\n", 0, "configuration is valid"},
+		{"a trusted proxy that is no address", "http:\n  trustedProxies: [10.0.0.0/8, proxy.internal]\n", 1,
+			`http.trustedProxies: "proxy.internal" is not a CIDR`},
+		{"trusting everyone", "http:\n  trustedProxies: ['::/0']\n", 1,
+			`http.trustedProxies: "::/0" trusts every address: any client could then choose its own address`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "occ.yaml")

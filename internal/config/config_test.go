@@ -429,6 +429,7 @@ func TestEnvNames(t *testing.T) {
 		"http.writeTimeout":                    "OCC_HTTP_WRITE_TIMEOUT",
 		"http.idleTimeout":                     "OCC_HTTP_IDLE_TIMEOUT",
 		"http.maxHeaderBytes":                  "OCC_HTTP_MAX_HEADER_BYTES",
+		"http.trustedProxies":                  "OCC_HTTP_TRUSTED_PROXIES",
 		"audit.retention":                      "OCC_AUDIT_RETENTION",
 		"audit.exportDir":                      "OCC_AUDIT_EXPORT_DIR",
 		"streams.maxPerPrincipal":              "OCC_STREAMS_MAX_PER_PRINCIPAL",
@@ -474,8 +475,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 49 {
-		t.Errorf("len(Keys()) = %d, want 49: %v", len(keys), keys)
+	if len(keys) != 50 {
+		t.Errorf("len(Keys()) = %d, want 50: %v", len(keys), keys)
 	}
 }
 
@@ -909,4 +910,50 @@ func TestCredentialGateway(t *testing.T) {
 		_, err := Load(Source{Flags: map[string]string{"credentialGateway.url": bad}})
 		wantProblem(t, err, "credentialGateway.url", "absolute http or https URL")
 	}
+}
+
+// TestTrustedProxies: http.trustedProxies is empty by default, a YAML list
+// in the file and comma-separated in the environment and flags; each entry
+// is a CIDR or an address (masked; an address is its /32 or /128); an entry
+// that is neither, that trusts every address, or that is IPv4-mapped is
+// refused naming the key.
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Source{})
+	if err != nil || len(c.HTTP.TrustedProxies) != 0 {
+		t.Fatalf("default = %v, %v; want none", c.HTTP.TrustedProxies, err)
+	}
+	want := []string{"10.0.0.0/8", "192.0.2.7/32", "fd00::/8", "2001:db8::1/128"}
+	for name, src := range map[string]Source{
+		"file":  {File: writeFile(t, "http:\n  trustedProxies: [10.1.2.3/8, 192.0.2.7, 'fd00::/8', '2001:db8::1']\n")},
+		"env":   {Env: []string{"OCC_HTTP_TRUSTED_PROXIES= 10.1.2.3/8 ,192.0.2.7,, fd00::/8,2001:db8::1"}},
+		"flags": {Flags: map[string]string{"http.trustedProxies": "10.1.2.3/8,192.0.2.7,fd00::/8,2001:db8::1"}},
+	} {
+		c, err := Load(src)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ps, err := c.HTTP.TrustedProxyPrefixes()
+		var got []string
+		for _, p := range ps {
+			got = append(got, p.String())
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: prefixes = %v, %v; want %v", name, got, err, want)
+		}
+	}
+	for _, tt := range []struct{ value, want string }{
+		{"proxy.example.com", "is not a CIDR"},
+		{"10.0.0.0/33", "is not a CIDR"},
+		{"fe80::1%eth0", "is not a CIDR"},
+		{"0.0.0.0/0", "any client could then choose its own address"},
+		{"::/0", "any client could then choose its own address"},
+		{"10.0.0.0/0", "trusts every address"},
+		{"::ffff:10.0.0.0/104", "write it as IPv4"},
+	} {
+		_, err := Load(Source{Env: []string{"OCC_HTTP_TRUSTED_PROXIES=10.0.0.1," + tt.value}})
+		wantProblem(t, err, "http.trustedProxies", tt.value, tt.want)
+	}
+	_, err = Load(Source{File: writeFile(t, "http:\n  trustedProxies: 10.0.0.0/8\n")})
+	wantProblem(t, err, "http.trustedProxies", "want a list")
 }

@@ -37,10 +37,14 @@ type scalar struct {
 	typ   reflect.Type
 }
 
-var durationType = reflect.TypeFor[Duration]()
+var (
+	durationType = reflect.TypeFor[Duration]()
+	listType     = reflect.TypeFor[List]()
+)
 
 // scalars lists every scalar setting reachable from Config through structs
-// (not through lists or maps, which are file-only), in field order.
+// (not through lists or maps, which are file-only), in field order; a List
+// counts as a scalar (comma-separated outside the file).
 func scalars() []scalar {
 	var out []scalar
 	var walk func(t reflect.Type, prefix string, index []int)
@@ -57,7 +61,7 @@ func scalars() []scalar {
 			}
 			idx := append(append([]int(nil), index...), i)
 			switch {
-			case f.Type == durationType:
+			case f.Type == durationType, f.Type == listType:
 				out = append(out, scalar{key: key, env: EnvName(key), index: idx, typ: f.Type})
 			case f.Type.Kind() == reflect.Struct:
 				walk(f.Type, key, idx)
@@ -86,8 +90,9 @@ func yamlName(f reflect.StructField) string {
 }
 
 // Keys returns every settable scalar dotted key, sorted. Each is accepted by
-// flags and, as EnvName(key), in the environment. Lists (backends, presets,
-// pluginCatalogs) and the env-only bootstrap credentials are not included.
+// flags and, as EnvName(key), in the environment. Lists of structs
+// (backends, presets, pluginCatalogs) and the env-only bootstrap
+// credentials are not included; a List (http.trustedProxies) is.
 func Keys() []string {
 	var keys []string
 	for _, s := range scalars() {
@@ -136,6 +141,10 @@ func (s scalar) set(c *Config, value string) error {
 			return err
 		}
 		v.SetInt(int64(d))
+		return nil
+	}
+	if s.typ == listType {
+		v.Set(reflect.ValueOf(parseList(value)))
 		return nil
 	}
 	switch s.typ.Kind() {

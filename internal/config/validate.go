@@ -141,6 +141,11 @@ func (c *Config) Validate() error {
 	v.durationRange("http.writeTimeout", c.HTTP.WriteTimeout, 10*time.Millisecond, time.Hour)
 	v.durationRange("http.idleTimeout", c.HTTP.IdleTimeout, 10*time.Millisecond, time.Hour)
 	v.intRange("http.maxHeaderBytes", int64(c.HTTP.MaxHeaderBytes), 4096, mib)
+	for _, entry := range c.HTTP.TrustedProxies {
+		if _, err := parseTrustedProxy(entry); err != nil {
+			v.add("http.trustedProxies", "%v", err)
+		}
+	}
 
 	v.durationRange("worker.convergenceTimeout", c.Worker.ConvergenceTimeout, time.Second, 24*time.Hour)
 	v.intRange("worker.maxAttempts", int64(c.Worker.MaxAttempts), 1, 100)
