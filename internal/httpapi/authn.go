@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 
@@ -47,7 +46,7 @@ type authenticator struct {
 func (a *authenticator) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := occ.WithRequestID(r.Context(), contract.RequestID(r.Context()))
-		ctx = context.WithValue(ctx, clientKey{}, clientHost(r.RemoteAddr))
+		ctx = context.WithValue(ctx, clientKey{}, limit.ClientAddr(r))
 		if rt := contract.RouteFrom(ctx); rt != nil && isPublic(rt) {
 			if err := a.checkPublicOrigin(r); err != nil {
 				contract.WriteError(w, r, err)
@@ -161,12 +160,4 @@ func (a *authenticator) checkPublicOrigin(r *http.Request) error {
 		return errOrigin
 	}
 	return nil
-}
-
-func clientHost(remote string) string {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		return remote
-	}
-	return host
 }

@@ -268,7 +268,11 @@ func (m *Main) serveAPI(ctx context.Context) error {
 			RecheckInterval: cfg.NativeAdminUI.RecheckInterval.D(), Logger: m.Logger.With("component", "adminproxy")})
 		h = proxy.Route(h)
 	}
-	h = limit.Edge(limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerClient, Burst: cfg.Limits.BurstPerClient}, h)
+	trusted, err := cfg.HTTP.TrustedProxyPrefixes()
+	if err != nil {
+		return err
+	}
+	h = limit.Edge(limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerClient, Burst: cfg.Limits.BurstPerClient}, trusted, h)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)

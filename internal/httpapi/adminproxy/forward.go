@@ -10,6 +10,7 @@ import (
 	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/httpapi/contract"
+	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -33,7 +34,7 @@ func (p *Proxy) stripRequest(h http.Header, in *http.Request, identity string) {
 		}
 	}
 	h.Set(gateway.NativeAdminUserHeader, identity)
-	h.Set("X-Forwarded-For", clientAddress(in.RemoteAddr))
+	h.Set("X-Forwarded-For", clientAddress(limit.ClientAddr(in)))
 	h.Set("X-Forwarded-Host", in.Host)
 	proto := "http"
 	if strings.HasPrefix(p.o.PublicOrigin, "https://") {
@@ -42,14 +43,12 @@ func (p *Proxy) stripRequest(h http.Header, in *http.Request, identity string) {
 	h.Set("X-Forwarded-Proto", proto)
 }
 
-// clientAddress is the browser's address when the gateway can attribute it
-// (not loopback or unspecified), else fallbackClient.
-func clientAddress(remote string) string {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	ip := net.ParseIP(host)
+// clientAddress is the browser's address (limit.ClientAddr: behind a
+// trusted proxy, the address it forwarded for; the browser's own
+// X-Forwarded-For never travels on) when the gateway can attribute it (not
+// loopback or unspecified), else fallbackClient.
+func clientAddress(addr string) string {
+	ip := net.ParseIP(addr)
 	if ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
 		return fallbackClient
 	}

@@ -72,6 +72,8 @@ func TestBucketsSweepOnSpray(t *testing.T) {
 	}
 }
 
+// TestClientKey: the key of a peer's address (through ResolveClient, no
+// trusted proxy) is the IPv4 address, an IPv6 one by its /64.
 func TestClientKey(t *testing.T) {
 	for addr, want := range map[string]string{
 		"192.0.2.7:5000":                 "192.0.2.7",
@@ -81,7 +83,7 @@ func TestClientKey(t *testing.T) {
 		"[::1]:80":                       "::/64",
 		"@":                              "@",
 	} {
-		if got := ClientKey(addr); got != want {
+		if got := ClientKey(ResolveClient(addr, nil, nil)); got != want {
 			t.Errorf("ClientKey(%q) = %q, want %q", addr, got, want)
 		}
 	}
