@@ -6,8 +6,9 @@
 // no key, or a flag that names no key is an error naming that key. Every scalar
 // setting has a dotted key (for example "worker.maxAttempts"), the same key is
 // used by flags, and its environment variable is OCC_ followed by the key in upper
-// snake case with dots as underscores ("OCC_WORKER_MAX_ATTEMPTS"). Lists
-// (backends, presets, pluginCatalogs) can only be set in the file. Credentials
+// snake case with dots as underscores ("OCC_WORKER_MAX_ATTEMPTS"). Lists of
+// mappings (backends, presets, pluginCatalogs) can only be set in the file;
+// a List of strings (http.trustedProxies) is comma-separated outside it. Credentials
 // never come from the file: the bootstrap password and API key are read from the
 // environment only, and string values under credential-looking keys are refused.
 package config

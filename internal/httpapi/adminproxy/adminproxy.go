@@ -13,9 +13,9 @@
 //   - it strips the browser's cookies, credentials, forwarding, identity and
 //     scope headers, sets the one identity occ asserts
 //     (gateway.NativeAdminUserHeader) and an X-Forwarded-For naming a
-//     non-loopback client (the browser's address, or 192.0.2.1 when the
-//     browser is on loopback: the gateway refuses a loopback client behind a
-//     proxy), and keeps the public Host;
+//     non-loopback client (the browser's address as limit.ClientAddr
+//     decided it, or 192.0.2.1 when that is loopback: the gateway refuses a
+//     loopback client behind a proxy), and keeps the public Host;
 //   - it refuses unsafe methods without the Agent's exact Origin and
 //     service worker scripts (a worker would outlive revocation), and adds
 //     worker-src 'none' to the response's policy;
