@@ -14,6 +14,7 @@ import (
 
 	"github.com/openclaw/occ/internal/cli"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -44,7 +45,10 @@ func (e *env) export(key, query string) (int, string, []byte) {
 // `occ audit export` writes the same lines to a new private file.
 func TestAuditExport(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, url string) {
-		e := boot(t, url, newFakeCompute(t))
+		// Events from 2020 are past the default retention: keep them
+		// forever here, or the retention job may export them away
+		// while the test reads them.
+		e := boot(t, url, newFakeCompute(t), func(m *server.Main) { m.Config.Audit.Retention = 0 })
 		ns := e.createNamespace("audited")
 		ctx := context.Background()
 		at := func(s string) time.Time { v, _ := time.Parse(occ.TimeLayout, s); return v }
