@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw/occ/internal/client"
+	"github.com/openclaw/occ/internal/config"
 )
 
 // Defaults of the client commands' global flags.
@@ -70,8 +71,8 @@ func newAPIOptions(streams ioStreams, getenv func(string) string) *apiOptions {
 		}
 		return def
 	}
-	return &apiOptions{IO: streams, URL: or("OCC_URL", defaultURL), KeyFile: or("OCC_KEY_FILE", defaultKeyFile),
-		Key: getenv("OCC_KEY"), Namespace: or("OCC_NAMESPACE", defaultNamespace), Output: "table"}
+	return &apiOptions{IO: streams, URL: or(config.EnvURL, defaultURL), KeyFile: or(config.EnvKeyFile, defaultKeyFile),
+		Key: getenv(config.EnvKey), Namespace: or(config.EnvNamespace, defaultNamespace), Output: "table"}
 }
 
 // register adds the global flags to fs.

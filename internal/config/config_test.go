@@ -375,6 +375,16 @@ func TestEnvProblems(t *testing.T) {
 	}
 }
 
+// TestClientVariablesAreNotSettings: the command line client's variables
+// in the environment of `occ serve` are passed over, not refused.
+func TestClientVariablesAreNotSettings(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Source{Env: []string{"OCC_URL=http://127.0.0.1:9999", "OCC_KEY=occ_sk_x", "OCC_KEY_FILE=/k", "OCC_NAMESPACE=team", "OCC_LISTEN=127.0.0.1:7777"}})
+	if err != nil || c.Listen != "127.0.0.1:7777" {
+		t.Fatalf("Load with the client's variables = %+v, %v", c, err)
+	}
+}
+
 func TestFlagProblems(t *testing.T) {
 	t.Parallel()
 	_, err := Load(Source{Flags: map[string]string{"data-dir": "/x"}})

@@ -26,6 +26,19 @@ const (
 	envPrefix = "OCC_"
 )
 
+// The command line client's variables: how `occ` commands reach a server.
+// They are not installation settings, so a server started in the same
+// shell (`occ serve` after `export OCC_URL=…`) passes over them.
+const (
+	EnvURL       = "OCC_URL"
+	EnvKey       = "OCC_KEY"
+	EnvKeyFile   = "OCC_KEY_FILE"
+	EnvNamespace = "OCC_NAMESPACE"
+)
+
+// clientEnv is the set of the client's variables.
+var clientEnv = map[string]bool{EnvURL: true, EnvKey: true, EnvKeyFile: true, EnvNamespace: true}
+
 // envAliases maps extra environment variable names to their dotted keys.
 var envAliases = map[string]string{envCompute: "compute.driver"}
 

@@ -110,7 +110,7 @@ func applyEnv(c *Config, env []string) []Problem {
 	for _, name := range names {
 		value := values[name]
 		switch {
-		case name == envConfig, strings.HasPrefix(name, envTestPrefix):
+		case name == envConfig, strings.HasPrefix(name, envTestPrefix), clientEnv[name]:
 			continue
 		case name == envBootstrapAdminPassword:
 			c.Auth.BootstrapAdminPassword = value

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -234,5 +235,39 @@ func TestMetricsAndPaging(t *testing.T) {
 		if r := e.call("GET", "/namespaces"+q, e.admin, nil); r.Status != 400 {
 			t.Fatalf("GET /namespaces%s = %d", q, r.Status)
 		}
+	}
+}
+
+// TestTakenPortStopsBeforeBootstrap: occ serve on a port another process
+// holds refuses to start naming the setting, before it creates anything:
+// no database, no bootstrap key, and no once-shown password printed for a
+// server that never ran. The next start, on a free port, bootstraps.
+func TestTakenPortStopsBeforeBootstrap(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := filepath.Join(gatewaytest.ReachableDir(t), "occ-data")
+	var out strings.Builder
+	_, err = startMain(dir, "", "all", func(m *server.Main) {
+		m.Config.Listen = taken.Addr().String()
+		m.Out = &out
+	})
+	if err == nil || !strings.Contains(err.Error(), "(listen)") || !strings.Contains(err.Error(), taken.Addr().String()) {
+		t.Fatalf("start on a taken port = %v, want a refusal naming listen", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 || out.Len() != 0 {
+		t.Fatalf("a refused start left %v in the data directory and printed %q", entries, out.String())
+	}
+
+	var second strings.Builder
+	m, err := startMain(dir, "", "all", func(m *server.Main) { m.Out = &second })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !strings.Contains(second.String(), "console sign-in admin@occ.local / ") {
+		t.Fatalf("the first start that runs printed %q, want the once-shown password", second.String())
 	}
 }

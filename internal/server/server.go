@@ -61,7 +61,8 @@ type Main struct {
 	app      *app.App
 	river    *river.Client[*sql.Tx]
 	http     *http.Server
-	listener net.Listener
+	ln       net.Listener // bound at the start of Start (not by a worker)
+	listener net.Listener // ln with the connection cap
 	lock     *os.File
 	closers  []func() error
 	errc     chan error
@@ -92,6 +93,14 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	if m.Out == nil {
 		m.Out = os.Stdout
+	}
+	if cfg.Role != "worker" {
+		// Listen before anything else: a taken port stops occ before it
+		// opens the database, so a first start's once-shown password is
+		// never printed for a server that does not run.
+		if m.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return fmt.Errorf("listen on %s (listen): %w", cfg.Listen, err)
+		}
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
@@ -273,13 +282,9 @@ func (m *Main) serveAPI(ctx context.Context) error {
 		return err
 	}
 	h = limit.Edge(limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerClient, Burst: cfg.Limits.BurstPerClient}, trusted, h)
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
-	}
 	// Connections over the cap wait to be accepted; the timeouts free the
 	// slots of clients that stall.
-	m.listener = netutil.LimitListener(ln, cfg.Limits.MaxConnections)
+	m.listener = netutil.LimitListener(m.ln, cfg.Limits.MaxConnections)
 	m.http = &http.Server{Handler: h, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout.D(), ReadTimeout: cfg.HTTP.ReadTimeout.D(),
 		WriteTimeout: cfg.HTTP.WriteTimeout.D(), IdleTimeout: cfg.HTTP.IdleTimeout.D(), MaxHeaderBytes: cfg.HTTP.MaxHeaderBytes,
 		ErrorLog: slog.NewLogLogger(m.Logger.Handler(), slog.LevelWarn)}
@@ -311,6 +316,8 @@ func (m *Main) Close() error {
 	defer cancel()
 	if m.http != nil {
 		_ = m.http.Shutdown(ctx)
+	} else if m.ln != nil {
+		_ = m.ln.Close()
 	}
 	if m.river != nil {
 		_ = m.river.Stop(ctx)
