@@ -70,6 +70,9 @@ type configurationsCreateOptions struct {
 	File string
 	// Name names the Configuration (required when File is a bare document).
 	Name string
+	// SecretEnv are NAME=SECRET pairs: the Secret (ID or name) delivered
+	// to the gateway as the environment variable NAME.
+	SecretEnv []string
 }
 
 func configurationsCreateCmd(api *apiOptions) *cobra.Command {
@@ -81,9 +84,18 @@ func configurationsCreateCmd(api *apiOptions) *cobra.Command {
 The file is either the request body of the API, {"name", "kind", "values",
 "secretBindings"} (kind defaults to agent; --name overrides the name), or a
 bare native OpenClaw configuration document (an object without a "values"
-key), which then needs --name.`
+key), which then needs --name.
+
+--secret-env NAME=SECRET (repeatable) binds a Secret of the Namespace (ID or
+name) to the environment variable NAME of the Agents' gateways; the document
+refers to it as "${NAME}", for example a provider's "apiKey". The value never
+appears in the Configuration.`
+	cmd.Example = `  occ secrets create --name myllm-key --value-file myllm.key
+  occ configurations create --name support --file examples/openai-compatible.json \
+      --secret-env MYLLM_API_KEY=myllm-key`
 	cmd.Flags().StringVarP(&opts.File, "file", "f", "", "JSON file: a create body or a bare document (- for standard input)")
 	cmd.Flags().StringVar(&opts.Name, "name", "", "the Configuration's name")
+	cmd.Flags().StringArrayVar(&opts.SecretEnv, "secret-env", nil, "NAME=SECRET: deliver the Secret (ID or name) as ${NAME} (repeatable)")
 	_ = cmd.MarkFlagRequired("file")
 	return cmd
 }
@@ -140,11 +152,34 @@ func runConfigurationsCreate(ctx context.Context, opts *configurationsCreateOpti
 	if err != nil {
 		return err
 	}
+	if err := bindSecretEnv(ctx, c, ns, &body, opts.SecretEnv); err != nil {
+		return err
+	}
 	cfg, err := c.CreateConfiguration(ctx, ns, body)
 	if err != nil {
 		return err
 	}
 	return printConfiguration(opts.API, cfg)
+}
+
+// bindSecretEnv adds the --secret-env pairs to the body's secretBindings,
+// resolving Secret names in the Namespace.
+func bindSecretEnv(ctx context.Context, c *client.Client, ns string, body *client.ConfigurationCreate, pairs []string) error {
+	for _, pair := range pairs {
+		name, ref, ok := strings.Cut(pair, "=")
+		if !ok || name == "" || ref == "" {
+			return fmt.Errorf("--secret-env %q: want NAME=SECRET", pair)
+		}
+		id, err := resolveSecret(ctx, c, ns, ref)
+		if err != nil {
+			return err
+		}
+		if body.SecretBindings == nil {
+			body.SecretBindings = &client.SecretBindings{}
+		}
+		(*body.SecretBindings)[name] = client.EnvBinding(ns, id)
+	}
+	return nil
 }
 
 // configurationsListOptions are the inputs of `occ configurations list`.

@@ -14,6 +14,7 @@ func TestConfigurationsCreate(t *testing.T) {
 		name  string
 		file  string
 		flag  string
+		env   []string // --secret-env
 		stdin bool
 		want  string // the body sent, as JSON
 		err   string
@@ -24,6 +25,10 @@ func TestConfigurationsCreate(t *testing.T) {
 		{name: "bare document", file: `{"agents": {"defaults": {"model": "openai/gpt-5"}}}`, flag: "doc",
 			want: `{"kind":"agent","name":"doc","values":{"agents":{"defaults":{"model":"openai/gpt-5"}}}}`},
 		{name: "standard input", file: `{"gateway": {}}`, flag: "doc", stdin: true, want: `{"kind":"agent","name":"doc","values":{"gateway":{}}}`},
+		{name: "secret env by name", file: `{"models": {"providers": {"myllm": {"apiKey": "${MYLLM_API_KEY}"}}}}`, flag: "doc", env: []string{"MYLLM_API_KEY=" + apiKeyName},
+			want: `{"kind":"agent","name":"doc","secretBindings":{"MYLLM_API_KEY":{"source":{"id":"` + secID + `","kind":"secret","namespaceId":"` + defaultNS + `"}}},"values":{"models":{"providers":{"myllm":{"apiKey":"${MYLLM_API_KEY}"}}}}}`},
+		{name: "secret env that names no Secret", file: `{}`, flag: "doc", env: []string{"X=nope"}, err: "nope"},
+		{name: "secret env without a name", file: `{}`, flag: "doc", env: []string{"=x"}, err: "want NAME=SECRET"},
 		{name: "bare document without a name", file: `{"agents": {}}`, err: "--name is required"},
 		{name: "unknown key in a body", file: `{"name": "a", "values": {}, "valeus": {}}`, err: `unknown field "valeus"`},
 		{name: "not an object", file: `[1]`, err: "must hold a JSON object"},
@@ -34,7 +39,7 @@ func TestConfigurationsCreate(t *testing.T) {
 			t.Parallel()
 			f := newFakeOCC(t).start()
 			api, out, _ := f.api("table")
-			opts := &configurationsCreateOptions{API: api, Name: tc.flag, File: writeFile(t, "doc.json", tc.file)}
+			opts := &configurationsCreateOptions{API: api, Name: tc.flag, File: writeFile(t, "doc.json", tc.file), SecretEnv: tc.env}
 			if tc.stdin {
 				api.IO.In, opts.File = strings.NewReader(tc.file), "-"
 			}
@@ -43,8 +48,10 @@ func TestConfigurationsCreate(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
 				}
-				if len(f.requests()) != 0 {
-					t.Fatalf("sent %v", f.requests())
+				for _, r := range f.requests() {
+					if strings.HasPrefix(r, "POST") {
+						t.Fatalf("sent %v", f.requests())
+					}
 				}
 				return
 			}

@@ -71,3 +71,13 @@ func (c *Client) DeleteConfiguration(ctx context.Context, ns, id, etag string) e
 	}
 	return nil
 }
+
+// SecretBindings maps environment variable names to the Secrets delivered
+// there (a Configuration's secretBindings).
+type SecretBindings = gen.SecretBindings
+
+// EnvBinding delivers the Namespace's Secret as an environment variable of
+// the gateway, where the document refers to it as ${NAME}.
+func EnvBinding(nsID, secretID string) gen.SecretBinding {
+	return gen.SecretBinding{Source: gen.SecretRef{Kind: gen.SecretRefKindSecret, NamespaceId: nsID, Id: secretID}}
+}
