@@ -41,8 +41,10 @@ func Main(args []string, stdout, stderr io.Writer, srv Server) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), secretsCmd(stdout, srv), runtimeCmd(stdout, srv), versionCmd(stdout, srv))
-	addClientCommands(root, ioStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}, os.Getenv)
+	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), secretsCmd(stdout, srv), runtimeCmd(stdout, srv))
+	streams := ioStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
+	addClientCommands(root, streams, os.Getenv)
+	root.AddCommand(versionCmd(newAPIOptions(streams, os.Getenv), srv.Version))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "occ:", err)
 		return 1
@@ -176,13 +178,4 @@ func runtimeCmd(stdout io.Writer, srv Server) *cobra.Command {
 	install := serverCmd(f, "install", "Install the pinned OpenClaw and Node.js from the npm registry into the runtime directory (reused when present)",
 		f.action(stdout, srv.InstallRuntime, "this build cannot install the agent runtime"))
 	return groupCmd("runtime", "The agent runtime the local compute driver runs", install)
-}
-
-func versionCmd(stdout io.Writer, srv Server) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { fmt.Fprintln(stdout, "occ", srv.Version) },
-	}
 }

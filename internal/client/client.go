@@ -221,3 +221,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	}
 }
+
+// ServerVersion returns the server's build version and the OpenClaw
+// version it pins (GET /version, which needs no key).
+func (c *Client) ServerVersion(ctx context.Context) (version, openclaw string, err error) {
+	r, err := c.api.GetVersionWithResponse(ctx)
+	if err != nil {
+		return "", "", requestError("get version", err)
+	}
+	if r.JSON200 == nil {
+		return "", "", unexpected(r.HTTPResponse, r.Body)
+	}
+	return r.JSON200.Version, r.JSON200.OpenclawVersion, nil
+}

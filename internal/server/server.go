@@ -37,13 +37,14 @@ import (
 	"github.com/openclaw/occ/internal/httpapi/limit"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
+	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/worker"
 )
 
-// Version is the build version, set with -ldflags at release time.
-var Version = "dev"
+// Version is the build version the Go toolchain recorded (occ.BuildVersion).
+var Version = occ.BuildVersion()
 
 // Main runs one occ process.
 type Main struct {
