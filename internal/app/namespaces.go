@@ -33,7 +33,7 @@ func (a *App) CreateNamespace(ctx context.Context, c occ.Caller, name string) (o
 		CreatedAt: now, UpdatedAt: now, Version: 1}
 	err := a.tx(ctx, func(tx *store.Tx) error {
 		if err := tx.InsertNamespace(ctx, ns); err != nil {
-			return nameConflict(err, "A Namespace with this name exists or once existed; names are never reused.")
+			return nameConflict(err, "A Namespace with this name exists (a deleted Namespace's name is free once its deletion finishes).")
 		}
 		if err := a.jobs.Enqueue(ctx, tx, jobs.NamespaceArgs{NamespaceID: ns.ID, Target: jobs.TargetReady, ActorID: c.PrincipalID}); err != nil {
 			return occ.Unavailable(err)
@@ -93,7 +93,7 @@ func (a *App) RenameNamespace(ctx context.Context, c occ.Caller, id, name string
 		old := ns.Name
 		ns.Name, ns.UpdatedAt = name, a.now()
 		if out, err = tx.UpdateNamespace(ctx, ns); err != nil {
-			return nameConflict(err, "A Namespace with this name exists or once existed; names are never reused.")
+			return nameConflict(err, "A Namespace with this name exists (a deleted Namespace's name is free once its deletion finishes).")
 		}
 		return a.record(ctx, tx, occ.AuditEvent{Action: ActNamespaceRename, ActorID: c.PrincipalID, Resource: ns.Ref(),
 			Details: map[string]any{"previousName": old, "name": name}})

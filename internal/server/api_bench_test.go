@@ -82,7 +82,7 @@ func BenchmarkAPI(b *testing.B) {
 	})
 	run := 0
 	b.Run("CreateNamespace", func(b *testing.B) {
-		run++ // names are never reused, across runs of this sub-benchmark too
+		run++ // live names are unique, across runs of this sub-benchmark too
 		measureAPI(b, func(i int) error {
 			_, err := send("POST", "/namespaces", map[string]any{"name": fmt.Sprintf("bench-%d-%d", run, i)}, 201)
 			return err

@@ -65,17 +65,27 @@ func TestNamespaceLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		// Delete → deleting → gone; the name stays reserved; the directory is gone.
+		// Delete → deleting → gone; the directory is gone and the name is
+		// free again, for a new Namespace with a new ID.
 		r = e.call("DELETE", "/namespaces/"+id, e.admin, nil)
 		if r.Status != 202 || r.data()["status"] != "deleting" {
 			t.Fatalf("delete = %d %v", r.Status, r.Body)
 		}
 		e.waitStatus(id, "gone")
-		if r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "team-green"}); r.Status != 409 {
-			t.Fatalf("reuse of a deleted name = %d %v", r.Status, r.Body)
-		}
 		if r := e.call("GET", "/namespaces", e.admin, nil); len(r.list()) != 1 {
 			t.Fatalf("deleted namespace still listed: %v", r.Body)
+		}
+		r = e.call("POST", "/namespaces", e.admin, map[string]any{"name": "team-green"})
+		if r.Status != 201 || r.data()["id"] == id {
+			t.Fatalf("reuse of a deleted name = %d %v", r.Status, r.Body)
+		}
+		again := r.data()["id"].(string)
+		e.waitStatus(again, "ready")
+		if r := e.call("GET", "/namespaces/"+id, e.admin, nil); r.Status != 404 {
+			t.Fatalf("the deleted Namespace's ID = %d, want 404", r.Status)
+		}
+		if r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "team-green"}); r.Status != 409 {
+			t.Fatalf("a live name taken twice = %d %v", r.Status, r.Body)
 		}
 
 		// Every change left an audit event, with the request ID.

@@ -16,7 +16,8 @@ func scanNamespace(r rowScanner) (occ.Namespace, error) {
 	return n, classify(err)
 }
 
-// InsertNamespace adds a Namespace; a taken name (tombstones included) is ErrConflict.
+// InsertNamespace adds a Namespace; a name a live Namespace has is
+// ErrConflict (a tombstoned one's is free).
 func (q Q) InsertNamespace(ctx context.Context, n occ.Namespace) error {
 	_, err := q.q.ExecContext(ctx, `INSERT INTO namespaces (`+namespaceCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
 		n.ID, n.Name, n.Status, occ.Millis(n.CreatedAt), occ.Millis(n.UpdatedAt), n.Version)

@@ -134,8 +134,16 @@ func testNamespaces(t *testing.T, st *store.Store) {
 	if _, err := st.GetNamespace(ctx, ids[1]); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("tombstoned namespace readable: %v", err)
 	}
-	if err := st.InsertNamespace(ctx, newNamespace("ns-b")); !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("tombstoned name reused: %v, want ErrConflict", err)
+	// A live name is taken; a tombstoned Namespace's name is free again.
+	if err := st.InsertNamespace(ctx, newNamespace("ns-c")); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("live name taken twice: %v, want ErrConflict", err)
+	}
+	again := newNamespace("ns-b")
+	if err := st.InsertNamespace(ctx, again); err != nil {
+		t.Fatalf("a deleted Namespace's name: %v, want it released", err)
+	}
+	if got, err := st.GetNamespace(ctx, again.ID); err != nil || got.Name != "ns-b" {
+		t.Fatalf("the new ns-b = %+v, %v", got, err)
 	}
 }
 

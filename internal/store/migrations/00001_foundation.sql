@@ -18,7 +18,7 @@ CREATE TABLE namespaces (
     version    BIGINT NOT NULL,
     deleted_at BIGINT
 );
--- A tombstoned Namespace keeps its name reserved.
+-- Names are unique among live Namespaces (00010 releases a deleted one's).
 CREATE UNIQUE INDEX namespaces_name ON namespaces (name);
 CREATE INDEX namespaces_order ON namespaces (created_at, id);
 
