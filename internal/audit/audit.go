@@ -7,6 +7,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -48,6 +50,16 @@ func Append(ctx context.Context, to Appender, e occ.AuditEvent) error {
 // was refused, on which resource, with a fixed reason code; details add
 // what explains the decision (never a credential).
 func Denial(action, actorID string, res occ.ResourceRef, reasonCode string, details map[string]any) occ.AuditEvent {
+	denials.WithLabelValues(action, reasonCode).Inc()
 	return occ.AuditEvent{Kind: occ.AuditDenial, Action: action, Outcome: occ.OutcomeDenied, ActorID: actorID,
 		Resource: res, ReasonCode: reasonCode, Details: details}
 }
+
+// denials counts every denial made, by action and reason code (both from
+// closed vocabularies), for occ_authorization_denials_total.
+var denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "occ_authorization_denials_total",
+	Help: "Denied requests and operations by action and reason code (each is also an audit event)."},
+	[]string{"action", "reason"})
+
+// DenialCounter is the counter of denials, for a registry.
+func DenialCounter() prometheus.Collector { return denials }

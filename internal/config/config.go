@@ -318,6 +318,9 @@ type Logging struct {
 	Level string `yaml:"level"`
 	// Format is json or text. Default "text".
 	Format string `yaml:"format"`
+	// AccessLog writes one info line per API request (request ID,
+	// principal, operationId, method, status, duration). Default true.
+	AccessLog bool `yaml:"accessLog"`
 }
 
 // NativeAdminUI toggles the proxied native OpenClaw admin UI (CONTRACT.md
@@ -498,7 +501,7 @@ func defaults() *Config {
 			SignInFailuresPerClient:  20,
 			SignInConcurrency:        2,
 		},
-		Logging:       Logging{Level: "info", Format: "text"},
+		Logging:       Logging{Level: "info", Format: "text", AccessLog: true},
 		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},
 		Runtime: Runtime{
 			OpenClawVersion: defaultOpenClawVersion,

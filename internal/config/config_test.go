@@ -90,7 +90,7 @@ func TestDefaults(t *testing.T) {
 			SignInFailuresPerClient:  20,
 			SignInConcurrency:        2,
 		},
-		Logging:       Logging{Level: "info", Format: "text"},
+		Logging:       Logging{Level: "info", Format: "text", AccessLog: true},
 		NativeAdminUI: NativeAdminUI{RecheckInterval: Duration(25 * time.Second)},
 		Runtime:       Runtime{OpenClawVersion: "2026.9.6", NodeVersion: "24"},
 		Audit:         Audit{Retention: Duration(9600 * time.Hour), ExportDir: "./occ-data/audit-export"},
@@ -411,6 +411,7 @@ func TestEnvNames(t *testing.T) {
 		"secrets.keysetFile":                   "OCC_SECRETS_KEYSET_FILE",
 		"metrics.listen":                       "OCC_METRICS_LISTEN",
 		"worker.convergenceTimeout":            "OCC_WORKER_CONVERGENCE_TIMEOUT",
+		"logging.accessLog":                    "OCC_LOGGING_ACCESS_LOG",
 		"logging.format":                       "OCC_LOGGING_FORMAT",
 		"auth.sessionLifetime":                 "OCC_AUTH_SESSION_LIFETIME",
 		"limits.agentCreateBodyBytes":          "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
@@ -485,8 +486,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 50 {
-		t.Errorf("len(Keys()) = %d, want 50: %v", len(keys), keys)
+	if len(keys) != 51 {
+		t.Errorf("len(Keys()) = %d, want 51: %v", len(keys), keys)
 	}
 }
 

@@ -54,6 +54,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 			}
 			// A public route may still look at a valid session (GET /api/auth/session).
 			if c, err := a.authenticate(ctx, r); err == nil && c.Method == occ.AuthSession {
+				contract.SetPrincipal(ctx, c.PrincipalID)
 				if err := a.take(c); err != nil {
 					contract.WriteError(w, r, err)
 					return
@@ -65,6 +66,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 		}
 		c, err := a.authenticate(ctx, r)
 		if err == nil {
+			contract.SetPrincipal(ctx, c.PrincipalID)
 			err = a.take(c)
 		}
 		if err == nil && c.Method == occ.AuthSession && !safeMethod(r.Method) {

@@ -50,6 +50,11 @@ type Options struct {
 	// whole outlives the server's write timeout; 0 means no bound.
 	StreamWriteTimeout time.Duration
 	Logger             *slog.Logger
+	// RequestMetrics, when set, count and time every request.
+	RequestMetrics *RequestMetrics
+	// AccessLog writes one info line per request to Logger (request ID,
+	// principal, operationId, method, status, duration).
+	AccessLog bool
 }
 
 // LoadSpec parses the embedded OpenAPI document.
@@ -82,7 +87,16 @@ func New(o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	adm, err := contract.New(contract.Options{Spec: spec, DefaultBodyLimit: o.DefaultBodyLimit, BodyLimits: o.BodyLimits, Logger: o.Logger})
+	obs := observer{metrics: o.RequestMetrics}
+	if o.AccessLog {
+		obs.accessLog = o.Logger.With("component", "access")
+	}
+	var observe func(contract.Served)
+	if obs.metrics != nil || obs.accessLog != nil {
+		observe = obs.observe
+	}
+	adm, err := contract.New(contract.Options{Spec: spec, DefaultBodyLimit: o.DefaultBodyLimit, BodyLimits: o.BodyLimits, Logger: o.Logger,
+		Observe: observe})
 	if err != nil {
 		return nil, err
 	}

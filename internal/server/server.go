@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/riverqueue/river"
 	"golang.org/x/net/netutil"
@@ -70,6 +69,12 @@ type Main struct {
 	// retention counts the audit retention passes of this process's
 	// worker, served on /metrics.
 	retention *audit.RetentionMetrics
+	// reg holds every metric this process serves (metrics.go).
+	reg *prometheus.Registry
+	// metricsLn, when metrics.listen is set, serves /metrics, /healthz and
+	// /readyz without authentication on loopback (every role).
+	metricsLn  net.Listener
+	metricsSrv *http.Server
 }
 
 // Addr is the API's listening address once Start returned.
@@ -101,6 +106,11 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		// never printed for a server that does not run.
 		if m.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 			return fmt.Errorf("listen on %s (listen): %w", cfg.Listen, err)
+		}
+	}
+	if cfg.Metrics.Listen != "" {
+		if m.metricsLn, err = net.Listen("tcp", cfg.Metrics.Listen); err != nil {
+			return fmt.Errorf("listen on %s (metrics.listen): %w", cfg.Metrics.Listen, err)
 		}
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -139,6 +149,13 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	if m.river, err = worker.NewClient(m.st, worked, wopts); err != nil {
 		return err
+	}
+	m.reg = m.registry()
+	if working {
+		observeJobs(m.river, m.reg)
+	}
+	if m.metricsLn != nil {
+		m.serveMetrics()
 	}
 	enq := jobs.NewEnqueuer(m.river)
 	boot, err := app.Bootstrap(ctx, m.st, enq, app.BootstrapOptions{DataDir: cfg.DataDir, AdminEmail: "admin@occ.local",
@@ -256,13 +273,12 @@ func (m *Main) serveAPI(ctx context.Context) error {
 	if err := a.SeedInstallationPresets(ctx); err != nil {
 		return fmt.Errorf("seed installation presets: %w", err)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(m.retention.Collectors()...)
+	requests := httpapi.NewRequestMetrics()
+	m.reg.MustRegister(requests.Collectors()...)
 	h, err := httpapi.New(httpapi.Options{App: a, Authn: iam.NewAuthenticator(m.st), DefaultBodyLimit: cfg.Limits.DefaultBodyBytes,
 		BodyLimits: map[string]int64{"createAgent": cfg.Limits.AgentCreateBodyBytes, "putWorkspaceFile": cfg.Limits.WorkspaceFileBodyBytes},
 		Version:    Version, OpenClawVersion: cfg.Runtime.OpenClawVersion, WorkspaceDefaultsID: gateway.PinnedDefaultsID, ComputeDriver: cfg.Compute.Driver,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Logger: m.Logger,
+		Metrics: promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}), Logger: m.Logger, RequestMetrics: requests, AccessLog: cfg.Logging.AccessLog,
 		PublicOrigin: cfg.PublicOrigin, SessionLifetime: cfg.Auth.SessionLifetime.D(), NativeAdminCookieDomain: nativeAdminCookieDomain(cfg),
 		PerPrincipal:       limit.Rate{PerSecond: cfg.Limits.RequestsPerSecondPerPrincipal, Burst: cfg.Limits.BurstPerPrincipal},
 		MaxInFlight:        cfg.Limits.MaxInFlight,
@@ -319,6 +335,11 @@ func (m *Main) Close() error {
 		_ = m.http.Shutdown(ctx)
 	} else if m.ln != nil {
 		_ = m.ln.Close()
+	}
+	if m.metricsSrv != nil {
+		_ = m.metricsSrv.Shutdown(ctx)
+	} else if m.metricsLn != nil {
+		_ = m.metricsLn.Close()
 	}
 	if m.river != nil {
 		_ = m.river.Stop(ctx)

@@ -50,16 +50,20 @@ type Options struct {
 	// Logger receives internal errors and recovered panics, with the request
 	// ID; they are never written to the response. nil means slog.Default().
 	Logger *slog.Logger
+	// Observe, when set, is told what every request came to once its
+	// response is written (metrics, the access log).
+	Observe func(Served)
 }
 
 // Admission admits requests against the OpenAPI document. It is safe for
 // concurrent use.
 type Admission struct {
-	spec   *openapi3.T
-	logger *slog.Logger
-	router *router
-	filter *openapi3filter.Options
-	schema []openapi3.SchemaValidationOption
+	spec    *openapi3.T
+	logger  *slog.Logger
+	observe func(Served)
+	router  *router
+	filter  *openapi3filter.Options
+	schema  []openapi3.SchemaValidationOption
 }
 
 // operation is one operation of the spec, compiled for admission.
@@ -100,9 +104,10 @@ func New(opts Options) (*Admission, error) {
 		logger = slog.Default()
 	}
 	a := &Admission{
-		spec:   opts.Spec,
-		logger: logger,
-		router: &router{},
+		spec:    opts.Spec,
+		logger:  logger,
+		observe: opts.Observe,
+		router:  &router{},
 		filter: &openapi3filter.Options{
 			MultiError:          true,
 			SkipSettingDefaults: true,

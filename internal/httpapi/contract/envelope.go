@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/openclaw/occ/internal/occ"
 )
@@ -23,10 +24,11 @@ type ctxKey struct{}
 
 // state is what admission keeps about one request.
 type state struct {
-	id     string
-	logger *slog.Logger
-	route  *Route
-	op     *operation
+	id        string
+	logger    *slog.Logger
+	route     *Route
+	op        *operation
+	principal atomic.Value // string: the authenticated caller, once known
 }
 
 func stateFrom(ctx context.Context) *state {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/openclaw/occ/internal/occ"
 )
@@ -43,6 +44,11 @@ func (a *Admission) PreAuth(next http.Handler) http.Handler {
 		st := &state{id: id, logger: a.logger}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, st))
 		sw := &secureWriter{ResponseWriter: w, id: id}
+		if a.observe != nil {
+			// Deferred first, so it runs last: after a recovered panic's 500.
+			start := time.Now()
+			defer func() { a.observe(st.served(r.Method, sw.status, time.Since(start))) }()
+		}
 		defer func() {
 			v := recover()
 			if v == nil {
@@ -103,14 +109,16 @@ func (a *Admission) admit(w http.ResponseWriter, r *http.Request, st *state) *oc
 // writes and remembers whether the response has started.
 type secureWriter struct {
 	http.ResponseWriter
-	id    string
-	wrote bool
+	id     string
+	wrote  bool
+	status int // the final status written, 0 before
 }
 
 func (s *secureWriter) WriteHeader(code int) {
 	setSecurityHeaders(s.ResponseWriter.Header(), s.id)
 	if code >= 200 {
 		s.wrote = true
+		s.status = code
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
