@@ -24,7 +24,9 @@ import (
 // package never imports server-side code.
 type Server struct {
 	Serve   func(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error
-	Migrate func(ctx context.Context, cfg *config.Config) error
+	// Migrate applies the database migrations, naming each it applied on
+	// out.
+	Migrate func(ctx context.Context, cfg *config.Config, out io.Writer) error
 	// RotateSecretsKey adds a key to the secrets keyset and re-encrypts
 	// every Secret under it, writing a summary to out.
 	RotateSecretsKey func(ctx context.Context, cfg *config.Config, out io.Writer) error
@@ -41,7 +43,7 @@ func Main(args []string, stdout, stderr io.Writer, srv Server) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(serveCmd(stdout, srv), migrateCmd(srv), configCmd(stdout), secretsCmd(stdout, srv), runtimeCmd(stdout, srv))
+	root.AddCommand(serveCmd(stdout, srv), migrateCmd(stdout, srv), configCmd(stdout), secretsCmd(stdout, srv), runtimeCmd(stdout, srv))
 	streams := ioStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
 	addClientCommands(root, streams, os.Getenv)
 	root.AddCommand(versionCmd(newAPIOptions(streams, os.Getenv), srv.Version))
@@ -143,15 +145,10 @@ func serveCmd(stdout io.Writer, srv Server) *cobra.Command {
 		})
 }
 
-func migrateCmd(srv Server) *cobra.Command {
+func migrateCmd(stdout io.Writer, srv Server) *cobra.Command {
 	f := &serverFlags{}
-	return serverCmd(f, "migrate", "Apply database migrations and exit", func(cmd *cobra.Command, _ []string) error {
-		cfg, err := f.load(cmd)
-		if err != nil {
-			return err
-		}
-		return srv.Migrate(cmd.Context(), cfg)
-	})
+	return serverCmd(f, "migrate", "Apply database migrations and exit, naming each applied",
+		f.action(stdout, srv.Migrate, "this build cannot migrate"))
 }
 
 func configCmd(stdout io.Writer) *cobra.Command {

@@ -34,3 +34,21 @@ func TestCLIVersion(t *testing.T) {
 		t.Fatalf("occ version --client = %d %q", code, out)
 	}
 }
+
+// TestCLIMigrate: `occ migrate` names each migration it applied to a new
+// database, and says the schema is current the second time.
+func TestCLIMigrate(t *testing.T) {
+	dir := t.TempDir()
+	run := func() (int, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Main([]string{"migrate", "--data-dir", dir}, &out, &errOut, cli.Server{Migrate: server.Migrate})
+		return code, out.String() + errOut.String()
+	}
+	code, out := run()
+	if code != 0 || !strings.Contains(out, "occ: applied migration 00001_foundation.sql\n") || !strings.Contains(out, "occ: applied migration 00010_namespace_names.sql\n") {
+		t.Fatalf("first occ migrate = %d %q", code, out)
+	}
+	if code, out := run(); code != 0 || out != "occ: the database schema is current; nothing to apply\n" {
+		t.Fatalf("second occ migrate = %d %q", code, out)
+	}
+}

@@ -209,16 +209,28 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Wri
 	return m.Wait(ctx)
 }
 
-// Migrate applies the migrations and exits: what `occ migrate` does.
-func Migrate(ctx context.Context, cfg *config.Config) error {
+// Migrate applies the migrations and exits, saying which it applied:
+// what `occ migrate` does.
+func Migrate(ctx context.Context, cfg *config.Config, out io.Writer) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
-	st, err := Open(ctx, cfg)
+	st, err := store.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
-	return st.Close()
+	defer st.Close()
+	applied, err := st.MigrateReport(ctx, jobs.Migrate(st))
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintln(out, "occ: the database schema is current; nothing to apply")
+	}
+	for _, name := range applied {
+		fmt.Fprintln(out, "occ: applied migration", name)
+	}
+	return nil
 }
 
 // Open opens and migrates the configured database.

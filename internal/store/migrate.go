@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	"github.com/pressly/goose/v3"
 )
@@ -20,20 +21,27 @@ const migrationLockKey = 7_242_001_331
 // migrations) while holding the same lock. On PostgreSQL a session advisory
 // lock makes concurrent starts safe; a SQLite file has one process.
 func (s *Store) Migrate(ctx context.Context, extra ...func(context.Context) error) error {
+	_, err := s.MigrateReport(ctx, extra...)
+	return err
+}
+
+// MigrateReport is Migrate, returning the files of occ's migrations it
+// applied ("00010_namespace_names.sql"), none when the schema was current.
+func (s *Store) MigrateReport(ctx context.Context, extra ...func(context.Context) error) ([]string, error) {
 	if s.dialect == Postgres {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
-			return fmt.Errorf("migration lock connection: %w", err)
+			return nil, fmt.Errorf("migration lock connection: %w", err)
 		}
 		defer conn.Close()
 		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey); err != nil {
-			return fmt.Errorf("take migration lock: %w", err)
+			return nil, fmt.Errorf("take migration lock: %w", err)
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockKey) //nolint:errcheck
 	}
 	sub, err := fs.Sub(migrationFS, "migrations")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dialect := goose.DialectSQLite3
 	if s.dialect == Postgres {
@@ -41,15 +49,20 @@ func (s *Store) Migrate(ctx context.Context, extra ...func(context.Context) erro
 	}
 	p, err := goose.NewProvider(dialect, s.db, sub, goose.WithDisableGlobalRegistry(true))
 	if err != nil {
-		return fmt.Errorf("migrations: %w", err)
+		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("apply migrations: %w", err)
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("apply migrations: %w", err)
+	}
+	var applied []string
+	for _, r := range results {
+		applied = append(applied, filepath.Base(r.Source.Path))
 	}
 	for _, step := range extra {
 		if err := step(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return applied, nil
 }
