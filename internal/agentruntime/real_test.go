@@ -9,45 +9,16 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/openclaw/occ/internal/cachetest"
 )
-
-// realCacheEnv names the directory the real lane installs the runtime into.
-// It lies outside the checkout and is shared across runs, so only the first
-// run on a machine downloads (about 650 MB); scripts/test sets it.
-const realCacheEnv = "OCC_TEST_RUNTIME_CACHE"
-
-// realCache returns the real lane's runtime directory: $OCC_TEST_RUNTIME_CACHE,
-// else /var/cache/occ-test-runtime, else (when that cannot be created, as
-// for a normal user) the user's cache directory.
-func realCache(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv(realCacheEnv); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatalf("%s=%s: %v", realCacheEnv, dir, err)
-		}
-		return dir
-	}
-	dir := "/var/cache/occ-test-runtime"
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		return dir
-	}
-	user, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatalf("no cache directory for the runtime (set %s): %v", realCacheEnv, err)
-	}
-	dir = filepath.Join(user, "occ-test-runtime")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("create %s (set %s): %v", dir, realCacheEnv, err)
-	}
-	return dir
-}
 
 // TestInstallRealOpenClaw installs the pinned openclaw and Node.js from the
 // npm registry with the machine's npm (slow the first time on a machine,
 // instant afterwards), then checks the result and the workspace templates.
 func TestInstallRealOpenClaw(t *testing.T) {
 	t.Parallel()
-	cache := realCache(t)
+	cache := cachetest.Runtime(t)
 	ctx := t.Context()
 
 	start := time.Now()

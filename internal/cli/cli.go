@@ -23,7 +23,7 @@ import (
 // Server is what the server-side commands run; cmd/occ supplies it, so this
 // package never imports server-side code.
 type Server struct {
-	Serve   func(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error
+	Serve func(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error
 	// Migrate applies the database migrations, naming each it applied on
 	// out.
 	Migrate func(ctx context.Context, cfg *config.Config, out io.Writer) error

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
@@ -48,7 +49,7 @@ func chromiumBinary(t *testing.T) string {
 // forged identity header are refused.
 func TestNativeAdminBrowser(t *testing.T) {
 	chromium := chromiumBinary(t)
-	cache := realRuntimeCache(t)
+	cache := cachetest.Runtime(t)
 	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
 		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
 	}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
@@ -48,7 +49,7 @@ import (
 // 1.3 GB of memory; the Agents run one after the other, and every wait is
 // bounded in minutes.
 func TestRealOpenClawLane(t *testing.T) {
-	cache := realRuntimeCache(t)
+	cache := cachetest.Runtime(t)
 	began := time.Now()
 	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)})
 	if err != nil {
@@ -523,32 +524,6 @@ func (w *realWorld) dumpAgent(dir string) {
 		w.t.Logf("%s:\n%s", name, b)
 	}
 	w.t.Logf("provider requests: %v", w.prov.requests())
-}
-
-// realRuntimeCache is the runtime directory of the real lanes (as in
-// internal/agentruntime's TestInstallRealOpenClaw): $OCC_TEST_RUNTIME_CACHE,
-// else /var/cache/occ-test-runtime, else the user's cache directory.
-func realRuntimeCache(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("OCC_TEST_RUNTIME_CACHE"); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatalf("OCC_TEST_RUNTIME_CACHE=%s: %v", dir, err)
-		}
-		return dir
-	}
-	dir := "/var/cache/occ-test-runtime"
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		return dir
-	}
-	user, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatalf("no cache directory for the runtime (set OCC_TEST_RUNTIME_CACHE): %v", err)
-	}
-	dir = filepath.Join(user, "occ-test-runtime")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("create %s (set OCC_TEST_RUNTIME_CACHE): %v", dir, err)
-	}
-	return dir
 }
 
 // lineLogger returns a writer that logs each line to t until t ends.
