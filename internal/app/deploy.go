@@ -173,7 +173,9 @@ func (a *App) requireDeployGrants(ctx context.Context, c occ.Caller, g occ.Agent
 		if err := a.recordAlone(ctx, ev); err != nil {
 			return err
 		}
-		return occ.E(occ.CodeForbidden, fmt.Sprintf("The Agent's service principal %s may not %s on Secret %s.", g.ServicePrincipalID, gr.Permission, gr.Resource.ID))
+		return occ.E(occ.CodeForbidden, fmt.Sprintf("The Agent's service principal %s may not %s on Secret %s. "+
+			"Grant it with `occ agents grant-secrets %s -n %s`, or bind a role with %s to %s.",
+			g.ServicePrincipalID, gr.Permission, gr.Resource.ID, g.Name, g.NamespaceID, gr.Permission, g.ServicePrincipalID))
 	}
 	return nil
 }

@@ -58,9 +58,11 @@ func TestCLIGrantSecretsDeploy(t *testing.T) {
 	agent := outputField(t, must("agents", "get", "bot"), "id")
 	principal := outputField(t, must("agents", "get", "bot"), "service principal")
 
-	// Before the grant the deploy names the Agent's principal.
+	// Before the grant the deploy names the Agent's principal and the
+	// command that grants it.
 	_, errOut, code := occ("agents", "deploy", "bot")
-	if code != 1 || !strings.HasPrefix(errOut, "occ: FORBIDDEN: ") || !strings.Contains(errOut, principal) {
+	if code != 1 || !strings.HasPrefix(errOut, "occ: FORBIDDEN: ") || !strings.Contains(errOut, principal) ||
+		!strings.Contains(errOut, "occ agents grant-secrets bot -n ns_") {
 		t.Fatalf("deploy before the grant = %d %q", code, errOut)
 	}
 
