@@ -10,7 +10,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,7 +55,7 @@ type apiOptions struct {
 	// Namespace is a Namespace ID (ns_…) or name (--namespace, -n,
 	// OCC_NAMESPACE).
 	Namespace string
-	// Output is "table" or "json" (--output, -o).
+	// Output is the output format (--output, -o; output.go).
 	Output string
 	// HTTPClient, when set, sends the requests (tests).
 	HTTPClient *http.Client
@@ -83,17 +82,15 @@ func (o *apiOptions) register(fs interface {
 	fs.StringVar(&o.URL, "url", o.URL, "occ server URL (OCC_URL)")
 	fs.StringVar(&o.KeyFile, "key-file", o.KeyFile, "file holding the service key (OCC_KEY_FILE; OCC_KEY gives the key itself)")
 	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "Namespace ID or name (OCC_NAMESPACE)")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, "output format: table or json (json prints the data)")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, outputUsage)
 }
 
 // bind records which global flags the command line set; call it first in
 // every RunE.
 func (o *apiOptions) bind(cmd *cobra.Command) error {
 	o.KeyFileSet = cmd.Flags().Changed("key-file")
-	if o.Output != "table" && o.Output != "json" {
-		return fmt.Errorf("--output must be table or json, not %q", o.Output)
-	}
-	return nil
+	_, err := parseOutput(o.Output)
+	return err
 }
 
 // client returns a client of the server, authenticated with the key of
@@ -159,16 +156,6 @@ func resolveByName[T any](ctx context.Context, ref, prefix, kind string, list fu
 	default:
 		return "", fmt.Errorf("%d %ss are named %q; give an ID", len(found), kind, ref)
 	}
-}
-
-// json reports whether the output is JSON.
-func (o *apiOptions) json() bool { return o.Output == "json" }
-
-// printJSON writes v (the response's data) as indented JSON.
-func (o *apiOptions) printJSON(v any) error {
-	enc := json.NewEncoder(o.IO.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // printTable writes rows under a header, in aligned columns.

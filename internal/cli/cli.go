@@ -23,7 +23,7 @@ import (
 // Server is what the server-side commands run; cmd/occ supplies it, so this
 // package never imports server-side code.
 type Server struct {
-	Serve   func(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error
+	Serve func(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error
 	// Migrate applies the database migrations, naming each it applied on
 	// out.
 	Migrate func(ctx context.Context, cfg *config.Config, out io.Writer) error
@@ -47,11 +47,7 @@ func Main(args []string, stdout, stderr io.Writer, srv Server) int {
 	streams := ioStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
 	addClientCommands(root, streams, os.Getenv)
 	root.AddCommand(versionCmd(newAPIOptions(streams, os.Getenv), srv.Version))
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "occ:", err)
-		return 1
-	}
-	return 0
+	return runRoot(root, stderr)
 }
 
 // serverFlags are the settings a first run needs, each also an OCC_*

@@ -52,7 +52,7 @@ func printConfiguration(api *apiOptions, cfg *client.Configuration) error {
 			{"generation", strconv.FormatInt(cfg.Generation, 10)}, {"secret bindings", bindingNames(cfg)}, {"updated", cfg.UpdatedAt}}
 		return append(fields, readErrorField(cfg.ConfigurationReadError)...)
 	})
-	if err != nil || api.json() || cfg.Values == nil {
+	if err != nil || api.structured() || cfg.Values == nil {
 		return err
 	}
 	doc, err := json.MarshalIndent(cfg.Values, "", "  ")

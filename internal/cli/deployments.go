@@ -119,8 +119,8 @@ func runDeploymentsDiagnose(ctx context.Context, opts *deploymentsDiagnoseOption
 // printDiagnostics writes the checks: as JSON, or a line naming the
 // revision and observation time above a table of the checks.
 func printDiagnostics(api *apiOptions, d *client.DeploymentDiagnostics) error {
-	if api.json() {
-		return api.printJSON(d)
+	if api.structured() {
+		return api.printData(d)
 	}
 	fmt.Fprintf(api.IO.Out, "revision %s observed at %s\n", d.RevisionId, d.ObservedAt)
 	rows := make([][]string, 0, len(d.Checks))
