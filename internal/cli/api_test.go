@@ -330,6 +330,7 @@ func TestMainRunsClientCommands(t *testing.T) {
 	t.Setenv("OCC_URL", f.srv.URL)
 	t.Setenv("OCC_KEY", testKey)
 	t.Setenv("OCC_NAMESPACE", "")
+	t.Setenv("OCC_CLIENT_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"namespaces", "list", "-o", "json"}, &out, &errOut, Server{}); code != 0 || !strings.Contains(out.String(), defaultNS) {
 		t.Fatalf("namespaces list = %d %s %s", code, out.String(), errOut.String())

@@ -39,16 +39,25 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// notFoundError is a local lookup that found nothing (a context).
+type notFoundError struct{ msg string }
+
+func (e notFoundError) Error() string { return e.msg }
+
+// notFound returns a not-found error with the message.
+func notFound(msg string) error { return notFoundError{msg} }
+
 // exitCode returns the exit code of a command's error.
 func exitCode(err error) int {
 	var ue usageError
 	var de *client.DeploymentError
+	var nf notFoundError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ue), isCobraUsage(err):
 		return ExitUsage
-	case client.IsNotFound(err):
+	case client.IsNotFound(err), errors.As(err, &nf):
 		return ExitNotFound
 	case errors.As(err, &de):
 		return ExitDeploymentFailed
