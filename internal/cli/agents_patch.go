@@ -144,19 +144,13 @@ func setHarnessAuth(ctx context.Context, c *client.Client, ns, v string, body *c
 		h = client.APIKeyAuth(id)
 		h.Method = m
 	case gen.HarnessAuthMethodChatgptServiceAccount:
-		id, err := resolveByName(ctx, ref, "sa_", "Service Account",
-			func(ctx context.Context) ([]client.ServiceAccount, error) { return c.ListAllServiceAccounts(ctx, ns) },
-			func(x client.ServiceAccount) (string, string) { return x.Name, x.Id })
+		id, err := serviceAccounts.resolve(ctx, c, ns, ref)
 		if err != nil {
 			return err
 		}
 		h.ServiceAccountId = &id
 	case gen.HarnessAuthMethodCredentialSource:
-		id, err := resolveByName(ctx, ref, "cs_", "Credential Source",
-			func(ctx context.Context) ([]client.CredentialSource, error) {
-				return c.ListAllCredentialSources(ctx, ns)
-			},
-			func(x client.CredentialSource) (string, string) { return x.Name, x.Id })
+		id, err := credentialSources.resolve(ctx, c, ns, ref)
 		if err != nil {
 			return err
 		}

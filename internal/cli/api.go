@@ -289,7 +289,7 @@ func addClientCommands(root *cobra.Command, streams ioStreams, getenv func(strin
 		secrets = &cobra.Command{Use: "secrets", Short: "Secrets"}
 		root.AddCommand(secrets)
 	}
-	for _, verb := range []func(*apiOptions) *cobra.Command{secretsCreateCmd, secretsListCmd} {
+	for _, verb := range []func(*apiOptions) *cobra.Command{secretsCreateCmd, secretsListCmd, secretsGetCmd, secretsUpdateCmd, secretsDeleteCmd} {
 		api := newAPIOptions(streams, getenv)
 		cmd := verb(api)
 		api.register(cmd.Flags())
