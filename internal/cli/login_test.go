@@ -139,7 +139,9 @@ func TestLoginAndContexts(t *testing.T) {
 func TestLoginRefusals(t *testing.T) {
 	t.Parallel()
 	f := newFakeOCC(t).start()
-	env := func(k string) string { return map[string]string{"OCC_CLIENT_CONFIG": filepath.Join(t.TempDir(), "c.yaml")}[k] }
+	env := func(k string) string {
+		return map[string]string{"OCC_CLIENT_CONFIG": filepath.Join(t.TempDir(), "c.yaml")}[k]
+	}
 	for _, c := range []struct {
 		args []string
 		code int

@@ -12,7 +12,9 @@ import (
 var presets = &nounSpec[client.Preset]{
 	noun: "presets", kind: "Preset", prefix: "pre_",
 	list: (*client.Client).ListAllPresets, get: (*client.Client).GetPreset,
-	del: func(c *client.Client, ctx context.Context, ns, id string) error { return c.DeletePreset(ctx, ns, id, "") },
+	del: func(c *client.Client, ctx context.Context, ns, id string) error {
+		return c.DeletePreset(ctx, ns, id, "")
+	},
 	nameID: func(p *client.Preset) (string, string) { return p.Name, p.Id },
 	header: []string{"ID", "NAME", "SOURCE", "CONFIGURATION", "EXECUTION MODE", "UPDATED"},
 	row: func(p *client.Preset) []string {

@@ -16,7 +16,9 @@ import (
 var secrets = &nounSpec[client.Secret]{
 	noun: "secrets", kind: "Secret", prefix: "sec_",
 	list: (*client.Client).ListAllSecrets, get: (*client.Client).GetSecret,
-	del:    func(c *client.Client, ctx context.Context, ns, id string) error { return c.DeleteSecret(ctx, ns, id, "") },
+	del: func(c *client.Client, ctx context.Context, ns, id string) error {
+		return c.DeleteSecret(ctx, ns, id, "")
+	},
 	nameID: func(s *client.Secret) (string, string) { return s.Name, s.Id },
 	header: []string{"ID", "NAME", "VERSION", "UPDATED"},
 	row: func(s *client.Secret) []string {
