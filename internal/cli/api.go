@@ -272,7 +272,8 @@ func plainError(err error) error {
 // under the existing secrets command (made when root has none). Each gets
 // the global flags, read from getenv first.
 func addClientCommands(root *cobra.Command, streams ioStreams, getenv func(string) string) {
-	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd, iamCmd, auditCmd} {
+	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd, iamCmd, auditCmd,
+		presetsCmd, serviceAccountsCmd, credentialSourcesCmd, serviceKeysCmd, workspaceCmd} {
 		api := newAPIOptions(streams, getenv)
 		cmd := noun(api)
 		api.register(cmd.PersistentFlags())
