@@ -10,10 +10,10 @@ import (
 	"github.com/openclaw/occ/internal/client"
 )
 
-// deploymentsCmd is `occ deployments get|diagnose`.
+// deploymentsCmd is `occ deployments list|get|watch|diagnose`.
 func deploymentsCmd(api *apiOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "deployments", Aliases: []string{"deployment"}, Short: "Deployments of Agents (one per revision)"}
-	cmd.AddCommand(deploymentsGetCmd(api), deploymentsDiagnoseCmd(api))
+	cmd.AddCommand(deploymentsListCmd(api), deploymentsGetCmd(api), deploymentsWatchCmd(api), deploymentsDiagnoseCmd(api))
 	return cmd
 }
 
