@@ -277,24 +277,27 @@ func addClientCommands(root *cobra.Command, streams ioStreams, getenv func(strin
 		api := newAPIOptions(streams, getenv)
 		cmd := noun(api)
 		api.register(cmd.PersistentFlags())
+		addCompletions(cmd, api)
 		root.AddCommand(cmd)
 	}
-	root.AddCommand(loginCmd(streams, getenv), contextCmd(streams, getenv))
-	var secrets *cobra.Command
+	root.AddCommand(loginCmd(streams, getenv), contextCmd(streams, getenv), completionCmd(root, streams.Out))
+	root.CompletionOptions.DisableDefaultCmd = true
+	var group *cobra.Command
 	for _, c := range root.Commands() {
 		if c.Name() == "secrets" {
-			secrets = c
+			group = c
 		}
 	}
-	if secrets == nil {
-		secrets = &cobra.Command{Use: "secrets", Short: "Secrets"}
-		root.AddCommand(secrets)
+	if group == nil {
+		group = &cobra.Command{Use: "secrets", Short: "Secrets"}
+		root.AddCommand(group)
 	}
 	for _, verb := range []func(*apiOptions) *cobra.Command{secretsCreateCmd, secretsListCmd, secretsGetCmd, secretsUpdateCmd, secretsDeleteCmd} {
 		api := newAPIOptions(streams, getenv)
 		cmd := verb(api)
 		api.register(cmd.Flags())
-		secrets.AddCommand(cmd)
+		addCompletions(cmd, api)
+		group.AddCommand(cmd)
 	}
 }
 

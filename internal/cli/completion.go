@@ -7,6 +7,8 @@ package cli
 
 import (
 	"context"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,4 +94,61 @@ func completeContexts(getenv func(string) string) cobra.CompletionFunc {
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// argCompletions complete a command's first argument by its placeholder
+// in Use ("get AGENT"), for the commands that set none themselves.
+func argCompletions(api *apiOptions) map[string]cobra.CompletionFunc {
+	return map[string]cobra.CompletionFunc{
+		"AGENT":         completeAgents(api),
+		"CONFIGURATION": completeNames(api, configurations.list, configurations.nameID),
+		"SECRET":        completeNames(api, secrets.list, secrets.nameID),
+		"NAMESPACE":     completeNamespaces(api),
+		"ROLE": completeNames(api, func(c *client.Client, ctx context.Context, ns string) ([]client.Role, error) {
+			return c.ListAllRoles(ctx, ns)
+		},
+			func(r *client.Role) (string, string) { return r.Name, r.Id }),
+	}
+}
+
+// addCompletions adds completion to cmd and its subcommands: -n with
+// Namespace names, --context with the saved contexts, and the first
+// argument by its placeholder.
+func addCompletions(cmd *cobra.Command, api *apiOptions) {
+	_ = cmd.RegisterFlagCompletionFunc("namespace", completeNamespaces(api))
+	_ = cmd.RegisterFlagCompletionFunc("context", completeContexts(api.getenv))
+	byArg := argCompletions(api)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.ValidArgsFunction == nil {
+			if words := strings.Fields(c.Use); len(words) > 1 {
+				if f, ok := byArg[words[1]]; ok {
+					c.ValidArgsFunction = f
+				}
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(cmd)
+}
+
+// completionCmd is `occ completion bash|zsh|fish|powershell`.
+func completionCmd(root *cobra.Command, out io.Writer) *cobra.Command {
+	shell := func(name, example string, gen func(io.Writer) error) *cobra.Command {
+		return &cobra.Command{
+			Use: name, Short: "The completion script for " + name, Args: cobra.NoArgs, Example: example,
+			RunE: func(*cobra.Command, []string) error { return gen(out) },
+		}
+	}
+	return groupCmd("completion", "Shell completion of commands, flags and resource names (asks the server with your current context)",
+		shell("bash", "  source <(occ completion bash)\n  occ completion bash > ~/.local/share/bash-completion/completions/occ",
+			func(w io.Writer) error { return root.GenBashCompletionV2(w, true) }),
+		shell("zsh", "  occ completion zsh > \"${fpath[1]}/_occ\"",
+			func(w io.Writer) error { return root.GenZshCompletion(w) }),
+		shell("fish", "  occ completion fish > ~/.config/fish/completions/occ.fish",
+			func(w io.Writer) error { return root.GenFishCompletion(w, true) }),
+		shell("powershell", "  occ completion powershell | Out-String | Invoke-Expression",
+			func(w io.Writer) error { return root.GenPowerShellCompletionWithDesc(w) }))
 }

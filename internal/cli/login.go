@@ -161,7 +161,8 @@ func contextCmd(streams ioStreams, getenv func(string) string) *cobra.Command {
 	list.Flags().StringVarP(&output, "output", "o", outputTable, outputUsage)
 	use := &cobra.Command{
 		Use: "use NAME", Short: "Make a saved context the current one", Args: cobra.ExactArgs(1),
-		Example: "  occ context use prod",
+		Example:           "  occ context use prod",
+		ValidArgsFunction: completeContexts(getenv),
 		RunE: func(_ *cobra.Command, args []string) error {
 			cfg, err := load()
 			if err != nil {
@@ -180,7 +181,8 @@ func contextCmd(streams ioStreams, getenv func(string) string) *cobra.Command {
 	}
 	del := &cobra.Command{
 		Use: "delete NAME", Short: "Forget a saved context (its key file stays)", Args: cobra.ExactArgs(1),
-		Example: "  occ context delete old-lab",
+		Example:           "  occ context delete old-lab",
+		ValidArgsFunction: completeContexts(getenv),
 		RunE: func(_ *cobra.Command, args []string) error {
 			cfg, err := load()
 			if err != nil {
