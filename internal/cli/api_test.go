@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/spf13/cobra"
 )
 
 const (
@@ -167,11 +165,8 @@ type result struct {
 // exit 1), with the client commands reading getenv and stdin.
 func execute(getenv func(string) string, stdin string, args ...string) result {
 	var out, errOut bytes.Buffer
-	root := &cobra.Command{Use: "occ", SilenceUsage: true, SilenceErrors: true}
+	root := newRoot(ioStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, Server{}, getenv)
 	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	addClientCommands(root, ioStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, getenv)
 	code := runRoot(root, &errOut)
 	return result{out.String(), errOut.String(), code}
 }

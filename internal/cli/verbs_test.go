@@ -33,7 +33,7 @@ func TestSecretsGetUpdateDelete(t *testing.T) {
 	}
 	r := execute(f.env(), "sk-canary-new\n", "secrets", "update", apiKeyName, "--value-file", "-")
 	if r.code != 0 || outputField(t, r.out, "version") != "2" || strings.Contains(r.out+r.err, "canary") ||
-		f.body("PATCH "+nsPath+"/secrets/"+secID)["value"] != "sk-canary-new" {
+		f.body("PATCH " + nsPath + "/secrets/" + secID)["value"] != "sk-canary-new" {
 		t.Fatalf("update = %+v body %v", r, f.body("PATCH "+nsPath+"/secrets/"+secID))
 	}
 	if r = execute(f.env(), "", "secrets", "update", apiKeyName); r.code != ExitUsage || !strings.Contains(r.err, `"value-file" not set`) {
@@ -141,7 +141,7 @@ func TestPresetsVerbs(t *testing.T) {
 	f.start()
 	r := execute(f.env(), "", "presets", "create", "-f", writeFile(t, "p.yaml", "name: standard\nexecutionMode: embedded\n"))
 	id := "pre_00000000-0000-4000-8000-000000000101"
-	if r.code != 0 || outputField(t, r.out, "id") != id || f.body("POST "+nsPath+"/presets")["executionMode"] != "embedded" {
+	if r.code != 0 || outputField(t, r.out, "id") != id || f.body("POST " + nsPath + "/presets")["executionMode"] != "embedded" {
 		t.Fatalf("create = %+v", r)
 	}
 	if r = execute(f.env(), "", "presets", "list"); r.code != 0 || !strings.HasPrefix(r.out, "ID ") || !strings.Contains(r.out, "standard") {
@@ -297,7 +297,7 @@ func TestNamespacesUpdate(t *testing.T) {
 	}
 	f.start()
 	r := execute(f.env(), "", "namespaces", "update", "team", "--name", "support-team")
-	if r.code != 0 || outputField(t, r.out, "name") != "support-team" || f.body("PATCH /namespaces/"+teamNS)["name"] != "support-team" {
+	if r.code != 0 || outputField(t, r.out, "name") != "support-team" || f.body("PATCH /namespaces/" + teamNS)["name"] != "support-team" {
 		t.Fatalf("update = %+v", r)
 	}
 }
