@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -103,38 +104,16 @@ func sourceSecrets(s *client.CredentialSource) string {
 
 // credentialSourcesCmd is `occ credential-sources list|get|create|update|delete`.
 func credentialSourcesCmd(api *apiOptions) *cobra.Command {
-	var createFile, updateFile, ref string
-	create := verbCmd(api, "create -f FILE", "Create a credential source from a JSON or YAML body (name, type, config, secrets) and register it",
-		func(ctx context.Context) error {
-			body, err := readBody(api, createFile)
-			if err != nil {
-				return err
-			}
-			c, ns, err := api.namespaced(ctx)
-			if err != nil {
-				return err
-			}
-			s, err := c.CreateCredentialSource(ctx, ns, body)
-			if err != nil {
-				return err
-			}
-			return credentialSources.print(api, s)
+	create := credentialSources.createCmd(api, "Create a credential source from a JSON or YAML body (name, type, config, secrets) and register it",
+		`  echo '{"name": "openai-team", "type": "openai", "config": {"organization": "acme"}}' | occ credential-sources create -f -`,
+		func(c *client.Client, ctx context.Context, ns string, body json.RawMessage) (*client.CredentialSource, error) {
+			return c.CreateCredentialSource(ctx, ns, body)
 		})
-	create.Example = `  echo '{"name": "openai-team", "type": "openai", "config": {"organization": "acme"}}' | occ credential-sources create -f -`
-	addFileFlag(create, &createFile, "the credential source")
-	update := verbCmd(api, "update NAME -f FILE", "Replace a ready credential source's Secrets from a JSON or YAML body ({\"secrets\": {}} clears them)",
-		func(ctx context.Context) error {
-			body, err := readBody(api, updateFile)
-			if err != nil {
-				return err
-			}
-			return actOn(ctx, api, ref, credentialSources.resolve, func(c *client.Client, ctx context.Context, ns, id string) (*client.CredentialSource, error) {
-				return c.UpdateCredentialSource(ctx, ns, id, body, "")
-			}, credentialSources.print)
-		}, &ref)
-	update.Example = `  echo '{"secrets": {}}' | occ credential-sources update openai-team -f -`
-	addFileFlag(update, &updateFile, "the patch")
-	update.ValidArgsFunction = completeNames(api, credentialSources.list, credentialSources.nameID)
+	update := credentialSources.updateCmd(api, "Replace a ready credential source's Secrets from a JSON or YAML body ({\"secrets\": {}} clears them)",
+		`  echo '{"secrets": {}}' | occ credential-sources update openai-team -f -`,
+		func(c *client.Client, ctx context.Context, ns, id string, patch json.RawMessage) (*client.CredentialSource, error) {
+			return c.UpdateCredentialSource(ctx, ns, id, patch, "")
+		})
 	cmd := groupCmd("credential-sources", "Credential sources: model credentials through a Credential Gateway (harness auth credential_source)",
 		credentialSources.listCmd(api), credentialSources.getCmd(api), create, update, credentialSources.deleteCmd(api))
 	cmd.Aliases = []string{"credential-source"}

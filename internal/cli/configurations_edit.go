@@ -22,27 +22,19 @@ var configurations = &nounSpec[client.Configuration]{
 		return c.DeleteConfiguration(ctx, ns, id, "")
 	},
 	nameID: func(x *client.Configuration) (string, string) { return x.Name, x.Id },
+	show:   printConfiguration,
 }
 
 func configurationsUpdateCmd(api *apiOptions) *cobra.Command {
-	var ref, file string
-	cmd := verbCmd(api, "update NAME -f FILE", "Merge-patch a Configuration (RFC 7386) from a JSON or YAML body: values, name, secretBindings",
-		func(ctx context.Context) error {
-			body, err := readBody(api, file)
-			if err != nil {
-				return err
-			}
-			return actOn(ctx, api, ref, resolveConfiguration, func(c *client.Client, ctx context.Context, ns, id string) (*client.Configuration, error) {
-				return c.UpdateConfiguration(ctx, ns, id, body, "")
-			}, printConfiguration)
-		}, &ref)
+	cmd := configurations.updateCmd(api, "Merge-patch a Configuration (RFC 7386) from a JSON or YAML body: values, name, secretBindings",
+		`  echo '{"values": {"agents": {"defaults": {"model": "anthropic/claude-sonnet-4"}}}}' | occ configurations update support -f -`,
+		func(c *client.Client, ctx context.Context, ns, id string, patch json.RawMessage) (*client.Configuration, error) {
+			return c.UpdateConfiguration(ctx, ns, id, patch, "")
+		})
 	cmd.Long = `Merge-patch a Configuration: the file is a JSON Merge Patch (RFC 7386) of
 {"values", "name", "secretBindings"}; a key set to null is removed from the
 document; secretBindings, when given, replaces the bindings. The generation
 increases; Agents see it at their next deploy.`
-	cmd.Example = `  echo '{"values": {"agents": {"defaults": {"model": "anthropic/claude-sonnet-4"}}}}' | occ configurations update support -f -`
-	addFileFlag(cmd, &file, "the merge patch")
-	cmd.ValidArgsFunction = completeNames(api, configurations.list, configurations.nameID)
 	return cmd
 }
 

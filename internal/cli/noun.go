@@ -30,6 +30,8 @@ type nounSpec[T any] struct {
 	header []string
 	row    func(*T) []string
 	fields func(*T) [][2]string
+	// show, when set, prints one resource instead of fields.
+	show func(*apiOptions, *T) error
 }
 
 // resolve returns the ID of the resource ref names (an ID or a name).
@@ -41,7 +43,53 @@ func (n *nounSpec[T]) resolve(ctx context.Context, c *client.Client, ns, ref str
 
 // print writes one resource.
 func (n *nounSpec[T]) print(api *apiOptions, v *T) error {
+	if n.show != nil {
+		return n.show(api, v)
+	}
 	return api.printObject(v, func() [][2]string { return n.fields(v) })
+}
+
+// createCmd is `create -f FILE`: the body from a JSON or YAML file.
+func (n *nounSpec[T]) createCmd(api *apiOptions, short, example string,
+	create func(c *client.Client, ctx context.Context, ns string, body json.RawMessage) (*T, error)) *cobra.Command {
+	var file string
+	cmd := verbCmd(api, "create -f FILE", short, func(ctx context.Context) error {
+		body, err := readBody(api, file)
+		if err != nil {
+			return err
+		}
+		c, ns, err := api.namespaced(ctx)
+		if err != nil {
+			return err
+		}
+		v, err := create(c, ctx, ns, body)
+		if err != nil {
+			return err
+		}
+		return n.print(api, v)
+	})
+	cmd.Example = example
+	addFileFlag(cmd, &file, "the "+n.kind)
+	return cmd
+}
+
+// updateCmd is `update NAME -f FILE`: a patch from a JSON or YAML file.
+func (n *nounSpec[T]) updateCmd(api *apiOptions, short, example string,
+	update func(c *client.Client, ctx context.Context, ns, id string, patch json.RawMessage) (*T, error)) *cobra.Command {
+	var ref, file string
+	cmd := verbCmd(api, "update NAME -f FILE", short, func(ctx context.Context) error {
+		patch, err := readBody(api, file)
+		if err != nil {
+			return err
+		}
+		return actOn(ctx, api, ref, n.resolve, func(c *client.Client, ctx context.Context, ns, id string) (*T, error) {
+			return update(c, ctx, ns, id, patch)
+		}, n.print)
+	}, &ref)
+	cmd.Example = example
+	addFileFlag(cmd, &file, "the patch")
+	cmd.ValidArgsFunction = completeNames(api, n.list, n.nameID)
+	return cmd
 }
 
 func (n *nounSpec[T]) listCmd(api *apiOptions) *cobra.Command {

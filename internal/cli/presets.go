@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/spf13/cobra"
 
@@ -30,42 +31,18 @@ var presets = &nounSpec[client.Preset]{
 
 // presetsCmd is `occ presets list|get|create|update|delete`.
 func presetsCmd(api *apiOptions) *cobra.Command {
-	var createFile, updateFile, ref string
-	create := verbCmd(api, "create -f FILE", "Create a Preset from a JSON or YAML body (name, configurationId, executionMode, harnessAuth, plugins, backendId)",
-		func(ctx context.Context) error {
-			body, err := readBody(api, createFile)
-			if err != nil {
-				return err
-			}
-			c, ns, err := api.namespaced(ctx)
-			if err != nil {
-				return err
-			}
-			p, err := c.CreatePreset(ctx, ns, body)
-			if err != nil {
-				return err
-			}
-			return presets.print(api, p)
+	create := presets.createCmd(api, "Create a Preset from a JSON or YAML body (name, configurationId, executionMode, harnessAuth, plugins, backendId)",
+		"  cat > preset.yaml <<'YAML'\n  name: standard\n  executionMode: embedded\n  YAML\n  occ presets create -f preset.yaml",
+		func(c *client.Client, ctx context.Context, ns string, body json.RawMessage) (*client.Preset, error) {
+			return c.CreatePreset(ctx, ns, body)
 		})
-	create.Example = `  cat > preset.yaml <<'YAML'
-  name: standard
-  executionMode: embedded
-  YAML
-  occ presets create -f preset.yaml`
-	addFileFlag(create, &createFile, "the Preset")
-	update := verbCmd(api, "update NAME -f FILE", "Change a Preset with a JSON Merge Patch from a file (absent keeps, null clears)",
-		func(ctx context.Context) error {
-			body, err := readBody(api, updateFile)
-			if err != nil {
-				return err
-			}
-			return actOn(ctx, api, ref, presets.resolve, func(c *client.Client, ctx context.Context, ns, id string) (*client.Preset, error) {
-				return c.UpdatePreset(ctx, ns, id, body, "")
-			}, presets.print)
-		}, &ref)
-	update.Example = `  echo '{"executionMode": "dedicated"}' | occ presets update standard -f -`
-	addFileFlag(update, &updateFile, "the merge patch")
-	update.ValidArgsFunction = completeNames(api, presets.list, presets.nameID)
-	return groupCmd("presets", "Presets: reusable launch settings for Agents",
+	update := presets.updateCmd(api, "Change a Preset with a JSON Merge Patch from a file (absent keeps, null clears)",
+		`  echo '{"executionMode": "dedicated"}' | occ presets update standard -f -`,
+		func(c *client.Client, ctx context.Context, ns, id string, patch json.RawMessage) (*client.Preset, error) {
+			return c.UpdatePreset(ctx, ns, id, patch, "")
+		})
+	cmd := groupCmd("presets", "Presets: reusable launch settings for Agents",
 		presets.listCmd(api), presets.getCmd(api), create, update, presets.deleteCmd(api))
+	cmd.Aliases = []string{"preset"}
+	return cmd
 }

@@ -29,23 +29,7 @@ func TestCLIJourney(t *testing.T) {
 	}
 	t.Setenv("OCC_CLIENT_CONFIG", filepath.Join(dir, "occ", "config.yaml"))
 	const canary = "sk-journey-canary"
-	occ := func(args ...string) (string, string, int) {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		code := cli.Main(args, &out, &errOut, cli.Server{})
-		if strings.Contains(out.String()+errOut.String(), canary) || strings.Contains(out.String()+errOut.String(), e.admin) {
-			t.Fatalf("occ %v printed a secret", args)
-		}
-		return out.String(), errOut.String(), code
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		out, errOut, code := occ(args...)
-		if code != 0 {
-			t.Fatalf("occ %v = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	occ, must := cliRunner(t, canary, e.admin)
 	expect := func(want int, args ...string) string {
 		t.Helper()
 		out, errOut, code := occ(args...)
@@ -134,4 +118,31 @@ func TestCLIJourney(t *testing.T) {
 			t.Fatalf("audit --action %s listed %q", action, line)
 		}
 	}
+}
+
+// cliRunner returns functions running the occ command line (cli.Main) in
+// the test's environment: occ returns its output and exit code, must
+// fails the test unless it exits 0. Both fail it when the output holds
+// one of secrets.
+func cliRunner(t *testing.T, secrets ...string) (occ func(args ...string) (string, string, int), must func(args ...string) string) {
+	occ = func(args ...string) (string, string, int) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := cli.Main(args, &out, &errOut, cli.Server{})
+		for _, s := range secrets {
+			if strings.Contains(out.String()+errOut.String(), s) {
+				t.Fatalf("occ %v printed a secret", args)
+			}
+		}
+		return out.String(), errOut.String(), code
+	}
+	must = func(args ...string) string {
+		t.Helper()
+		out, errOut, code := occ(args...)
+		if code != 0 {
+			t.Fatalf("occ %v = %d\n%s%s", args, code, out, errOut)
+		}
+		return out
+	}
+	return occ, must
 }
