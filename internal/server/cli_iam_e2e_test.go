@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openclaw/occ/internal/cli"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
