@@ -105,6 +105,17 @@ func (o *apiOptions) bind(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	// A URL given by flag or variable for another server leaves the
+	// context out: its key is never sent to a server it was not saved for.
+	url := o.URL
+	if set("url") || o.getenv(config.EnvURL) != "" {
+		if !set("url") {
+			url = o.getenv(config.EnvURL)
+		}
+		if ctx != nil && strings.TrimRight(url, "/") != ctx.URL {
+			ctx = nil
+		}
+	}
 	if ctx == nil {
 		ctx = &clientContext{}
 	}

@@ -71,9 +71,19 @@ func TestLoginAndContexts(t *testing.T) {
 	if r.code != ExitNotFound || !strings.Contains(r.err, `No Namespace named "nope"`) {
 		t.Fatalf("OCC_NAMESPACE over the context = %+v", r)
 	}
+	// Another server by variable or flag: the context (its key above all)
+	// is left out.
 	r = execute(env("OCC_URL", "http://127.0.0.1:1"), "", "namespaces", "list")
+	if r.code != ExitError || !strings.Contains(r.err, "no service key") {
+		t.Fatalf("OCC_URL of another server = %+v", r)
+	}
+	r = execute(env("OCC_KEY", testKey), "", "namespaces", "list", "--url", "http://127.0.0.1:1")
 	if r.code != ExitError || !strings.Contains(r.err, "127.0.0.1:1") {
-		t.Fatalf("OCC_URL over the context = %+v", r)
+		t.Fatalf("--url with OCC_KEY = %+v", r)
+	}
+	// The same server by flag keeps the context.
+	if r = execute(env(), "", "namespaces", "list", "--url", f.srv.URL+"/", "-o", "name"); r.code != 0 {
+		t.Fatalf("--url of the context's server = %+v", r)
 	}
 	r = execute(env("OCC_KEY", "occ_sk_wrong"), "", "namespaces", "list")
 	if r.code != ExitError || !strings.Contains(r.err, "UNAUTHENTICATED") {
