@@ -82,14 +82,18 @@ type deploymentsGetOptions struct {
 
 func deploymentsGetCmd(api *apiOptions) *cobra.Command {
 	opts := &deploymentsGetOptions{API: api}
-	return verbCmd(api, "get AGENT DEPLOYMENT", "Show a deployment's status (DEPLOYMENT is the revision ID deploy printed)",
+	return verbCmd(api, "get AGENT DEPLOYMENT", "Show a deployment's status (DEPLOYMENT: the revision ID deploy printed, or its number)",
 		func(ctx context.Context) error { return runDeploymentsGet(ctx, opts) }, &opts.Agent, &opts.Deployment)
 }
 
 func runDeploymentsGet(ctx context.Context, opts *deploymentsGetOptions) error {
 	return actOn(ctx, opts.API, opts.Agent, resolveAgent,
 		func(c *client.Client, ctx context.Context, ns, id string) (*client.DeploymentStatus, error) {
-			return c.GetDeployment(ctx, ns, id, opts.Deployment)
+			rev, err := resolveRevision(ctx, c, ns, id, opts.Deployment)
+			if err != nil {
+				return nil, err
+			}
+			return c.GetDeployment(ctx, ns, id, rev)
 		}, printDeployment)
 }
 
@@ -112,7 +116,11 @@ func deploymentsDiagnoseCmd(api *apiOptions) *cobra.Command {
 func runDeploymentsDiagnose(ctx context.Context, opts *deploymentsDiagnoseOptions) error {
 	return actOn(ctx, opts.API, opts.Agent, resolveAgent,
 		func(c *client.Client, ctx context.Context, ns, id string) (*client.DeploymentDiagnostics, error) {
-			return c.DiagnoseDeployment(ctx, ns, id, opts.Deployment)
+			rev, err := resolveRevision(ctx, c, ns, id, opts.Deployment)
+			if err != nil {
+				return nil, err
+			}
+			return c.DiagnoseDeployment(ctx, ns, id, rev)
 		}, printDiagnostics)
 }
 

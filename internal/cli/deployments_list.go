@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -67,7 +68,7 @@ func deploymentsWatchCmd(api *apiOptions) *cobra.Command {
 		Short: "Follow a deployment (default: the Agent's latest) until it succeeds or fails",
 		Long: `Follow a deployment: progress lines on standard error until it is terminal,
 then its status. A failed deployment exits 4; DEPLOYMENT defaults to the
-Agent's newest revision.`,
+Agent's newest revision (an ID, or a revision number).`,
 		Example: "  occ deployments watch bot\n  occ deployments watch bot rev_… --timeout 5m",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: run(api, func(ctx context.Context, args []string) error {
@@ -78,7 +79,9 @@ Agent's newest revision.`,
 			}
 			rev := ""
 			if len(args) == 2 {
-				rev = args[1]
+				if rev, err = resolveRevision(ctx, c, ns, id, args[1]); err != nil {
+					return err
+				}
 			} else {
 				revs, err := c.ListAllAgentRevisions(ctx, ns, id)
 				if err != nil {
@@ -95,4 +98,23 @@ Agent's newest revision.`,
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Minute, "how long to follow (0: no limit)")
 	return cmd
+}
+
+// resolveRevision returns the deployment (revision) ID ref names: an ID
+// as is, or a revision number of the Agent.
+func resolveRevision(ctx context.Context, c *client.Client, ns, agent, ref string) (string, error) {
+	n, err := strconv.ParseInt(ref, 10, 64)
+	if err != nil {
+		return ref, nil
+	}
+	revs, err := c.ListAllAgentRevisions(ctx, ns, agent)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range revs {
+		if r.Number == n {
+			return r.Id, nil
+		}
+	}
+	return "", &client.APIError{Status: 404, Code: client.CodeNotFound, Message: fmt.Sprintf("The Agent has no revision %d.", n)}
 }

@@ -36,8 +36,8 @@ var examples = map[string]string{
 	"occ agents stop":          "  occ agents stop bot",
 	"occ agents delete":        "  occ agents delete bot --wait",
 
-	"occ deployments get":      "  occ deployments get bot rev_…",
-	"occ deployments diagnose": "  occ deployments diagnose bot rev_…",
+	"occ deployments get":      "  occ deployments get bot rev_…\n  occ deployments get bot 3     # revision 3",
+	"occ deployments diagnose": "  occ deployments diagnose bot rev_…\n  occ deployments diagnose bot 3",
 
 	"occ iam roles list":      "  occ iam roles list\n  occ iam roles list --installation",
 	"occ iam roles create":    "  occ iam roles create --name readers --permission secret:read --permission configuration:read",

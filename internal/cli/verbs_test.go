@@ -331,6 +331,13 @@ func TestDeploymentsListWatch(t *testing.T) {
 		if r = execute(f.env(), "", "deployments", "list", "bot", "-o", "jsonpath={[0].id} {[0].deployment.status}"); r.out != revID+" succeeded\n" {
 			t.Fatalf("list jsonpath = %+v", r)
 		}
+		// A revision number names the deployment too.
+		if r = execute(f.env(), "", "deployments", "get", "bot", "1", "-o", "name"); r.code != 0 || r.out != revID+"\n" {
+			t.Fatalf("get by number = %+v", r)
+		}
+		if r = execute(f.env(), "", "deployments", "watch", "bot", "7"); r.code != ExitNotFound || !strings.Contains(r.err, "no revision 7") {
+			t.Fatalf("watch a missing number = %+v", r)
+		}
 	}
 }
 
