@@ -1,8 +1,11 @@
 // Package cli is the occ command line: the server-side commands `occ serve`,
 // `occ migrate`, `occ config validate`, `occ secrets rotate-key`,
 // `occ runtime install` and `occ version`, and the client commands that talk
-// to a running occ over its HTTP API (`occ namespaces|agents|deployments|
-// configurations|iam …`, `occ secrets create|list`; see api.go).
+// to a running occ over its HTTP API: `occ login`, `occ context`, the nouns
+// (namespaces, secrets, configurations, presets, service-accounts,
+// credential-sources, service-keys, agents, deployments, workspace, iam,
+// audit) with the same verbs, and `occ completion` (see api.go). Output
+// formats are decided in output.go, exit codes in exit.go.
 package cli
 
 import (
