@@ -56,6 +56,7 @@ func newRoot(streams ioStreams, srv Server, getenv func(string) string) *cobra.C
 	root.AddCommand(serveCmd(streams.Out, srv), migrateCmd(streams.Out, srv), configCmd(streams.Out), secretsCmd(streams.Out, srv), runtimeCmd(streams.Out, srv))
 	addClientCommands(root, streams, getenv)
 	root.AddCommand(versionCmd(newAPIOptions(streams, getenv), srv.Version))
+	root.InitDefaultHelpCmd() // cobra's `occ help`, here so that it gets its example
 	addExamples(root)
 	return root
 }

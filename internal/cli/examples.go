@@ -11,6 +11,7 @@ var examples = map[string]string{
 	"occ serve": `  occ serve
   occ serve --data-dir /var/lib/occ --listen 0.0.0.0:8080
   occ serve --config occ.yaml --database-url postgres://occ@db/occ --role api`,
+	"occ help":               "  occ help agents deploy",
 	"occ migrate":            "  occ migrate --config occ.yaml",
 	"occ config validate":    "  occ config validate --config occ.yaml",
 	"occ secrets rotate-key": "  occ secrets rotate-key --data-dir /var/lib/occ",
