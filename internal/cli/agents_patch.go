@@ -40,6 +40,7 @@ func agentsPatchCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsPatchOptions{API: api}
 	cmd := verbCmd(api, "patch AGENT [flags]", "Change an Agent's saved draft (deploy it to run the change)",
 		func(ctx context.Context) error { return runAgentsPatch(ctx, opts) }, &opts.Agent)
+	cmd.Aliases = []string{"update"}
 	cmd.Long = `Change an Agent's saved draft; the running revision is untouched until the
 next ` + "`occ agents deploy`" + `. Flags not given keep their saved values; the
 Agent is read first and the change is sent with its ETag (If-Match), so a

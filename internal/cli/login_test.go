@@ -106,6 +106,9 @@ func TestLoginAndContexts(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.out), &listed) != nil || len(listed) != 2 || strings.Contains(r.out, testKey) {
 		t.Fatalf("context list -o json = %+v", r)
 	}
+	if r = execute(env(), "", "context", "list", "-o", "name"); r.out != "lab\nprod\n" {
+		t.Fatalf("context list -o name = %+v", r)
+	}
 	if r = execute(env(), "", "context", "current"); r.out != "prod\n" {
 		t.Fatalf("current = %+v", r)
 	}

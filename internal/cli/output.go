@@ -98,7 +98,7 @@ func (o *apiOptions) printData(v any) error {
 }
 
 // printNames writes the ID of v, or of each item when v is a list: its
-// id, else deploymentId.
+// id, else deploymentId, else (a context, which has no ID) name.
 func (o *apiOptions) printNames(v any) error {
 	tree, err := jsonTree(v)
 	if err != nil {
@@ -110,7 +110,7 @@ func (o *apiOptions) printNames(v any) error {
 	}
 	for _, it := range items {
 		m, _ := it.(map[string]any)
-		for _, k := range []string{"id", "deploymentId"} {
+		for _, k := range []string{"id", "deploymentId", "name"} {
 			if id, ok := m[k].(string); ok && id != "" {
 				fmt.Fprintln(o.IO.Out, id)
 				break
