@@ -278,10 +278,10 @@ func plainError(err error) error {
 	return err
 }
 
-// addClientCommands adds the client commands to root: the nouns
-// namespaces, agents, deployments, configurations and iam, and create and list
-// under the existing secrets command (made when root has none). Each gets
-// the global flags, read from getenv first.
+// addClientCommands adds the client commands to root: the nouns (each
+// with the global flags and completion), login, context and completion,
+// and the Secret verbs under the existing secrets command (made when root
+// has none). Settings are read through getenv.
 func addClientCommands(root *cobra.Command, streams ioStreams, getenv func(string) string) {
 	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd, iamCmd, auditCmd,
 		presetsCmd, serviceAccountsCmd, credentialSourcesCmd, serviceKeysCmd, workspaceCmd} {
