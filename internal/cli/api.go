@@ -1,12 +1,13 @@
 package cli
 
 // The client commands (`occ namespaces|agents|deployments|configurations|
-// iam|secrets …`) talk to a running occ over its HTTP API through
-// internal/client. Each command has an options struct and a run function,
-// tested against an httptest fake with captured output (GitHub CLI's
-// pattern); this file holds what they share: the global flags, the client,
-// Namespace resolution, output and error formatting (verbs.go holds the
-// building blocks the verbs share).
+// iam|secrets|presets|… `) talk to a running occ over its HTTP API through
+// internal/client. Each command has a run function, tested against an
+// httptest fake with captured output (GitHub CLI's pattern); this file
+// holds what they share: the global flags and where their values come from
+// (flag, variable, context, default), the client, Namespace and name
+// resolution, and tables. output.go holds the -o formats, exit.go the exit
+// codes, verbs.go and noun.go the building blocks of the verbs.
 
 import (
 	"context"
