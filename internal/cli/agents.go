@@ -190,20 +190,27 @@ func runAgentsDeploy(ctx context.Context, opts *agentsDeployOptions) error {
 		})
 	}
 	fmt.Fprintf(opts.API.IO.ErrOut, "deployment %s admitted (revision %d of agent %s)\n", rev.Id, rev.Number, rev.AgentId)
-	wctx, cancel := withTimeout(ctx, opts.Timeout)
+	return followDeployment(ctx, opts.API, c, ns, id, rev.Id, opts.Timeout)
+}
+
+// followDeployment writes a deployment's progress lines on standard error
+// until it is terminal (bounded by timeout), then prints its status; a
+// failed deployment is a *client.DeploymentError.
+func followDeployment(ctx context.Context, api *apiOptions, c *client.Client, ns, agent, rev string, timeout time.Duration) error {
+	wctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 	shown := ""
-	st, err := c.WatchDeployment(wctx, ns, id, rev.Id, func(st *client.DeploymentStatus) {
+	st, err := c.WatchDeployment(wctx, ns, agent, rev, func(st *client.DeploymentStatus) {
 		// One line per change a person cares about: the worker's passes
 		// flip queued/running every second or so while the last attempt
 		// stays the same.
 		if k := progressKey(st); k != shown {
 			shown = k
-			fmt.Fprintln(opts.API.IO.ErrOut, progressLine(st))
+			fmt.Fprintln(api.IO.ErrOut, progressLine(st))
 		}
 	})
 	if st != nil && client.Terminal(st) {
-		if perr := printDeployment(opts.API, st); perr != nil && err == nil {
+		if perr := printDeployment(api, st); perr != nil && err == nil {
 			err = perr
 		}
 	}

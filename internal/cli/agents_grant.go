@@ -76,8 +76,8 @@ func runAgentsGrantSecrets(ctx context.Context, opts *agentsGrantSecretsOptions)
 		res.BindingCreated = true
 	}
 	res.Binding = *b
-	if opts.API.json() {
-		return opts.API.printJSON(res)
+	if opts.API.structured() {
+		return opts.API.printData(res)
 	}
 	out := opts.API.IO.Out
 	if res.RoleCreated {

@@ -61,11 +61,11 @@ func TestAgentsGrantSecrets(t *testing.T) {
 
 	// An Agent that does not exist, by name and by ID.
 	r = execute(f.env(), "", "agents", "grant-secrets", "ghost")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
 		t.Fatalf("unknown name = %+v", r)
 	}
 	r = execute(f.env(), "", "agents", "grant-secrets", "agt_00000000-0000-4000-8000-000000000099")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
 		t.Fatalf("unknown ID = %+v", r)
 	}
 }

@@ -40,6 +40,7 @@ func agentsPatchCmd(api *apiOptions) *cobra.Command {
 	opts := &agentsPatchOptions{API: api}
 	cmd := verbCmd(api, "patch AGENT [flags]", "Change an Agent's saved draft (deploy it to run the change)",
 		func(ctx context.Context) error { return runAgentsPatch(ctx, opts) }, &opts.Agent)
+	cmd.Aliases = []string{"update"}
 	cmd.Long = `Change an Agent's saved draft; the running revision is untouched until the
 next ` + "`occ agents deploy`" + `. Flags not given keep their saved values; the
 Agent is read first and the change is sent with its ETag (If-Match), so a
@@ -144,19 +145,13 @@ func setHarnessAuth(ctx context.Context, c *client.Client, ns, v string, body *c
 		h = client.APIKeyAuth(id)
 		h.Method = m
 	case gen.HarnessAuthMethodChatgptServiceAccount:
-		id, err := resolveByName(ctx, ref, "sa_", "Service Account",
-			func(ctx context.Context) ([]client.ServiceAccount, error) { return c.ListAllServiceAccounts(ctx, ns) },
-			func(x client.ServiceAccount) (string, string) { return x.Name, x.Id })
+		id, err := serviceAccounts.resolve(ctx, c, ns, ref)
 		if err != nil {
 			return err
 		}
 		h.ServiceAccountId = &id
 	case gen.HarnessAuthMethodCredentialSource:
-		id, err := resolveByName(ctx, ref, "cs_", "Credential Source",
-			func(ctx context.Context) ([]client.CredentialSource, error) {
-				return c.ListAllCredentialSources(ctx, ns)
-			},
-			func(x client.CredentialSource) (string, string) { return x.Name, x.Id })
+		id, err := credentialSources.resolve(ctx, c, ns, ref)
 		if err != nil {
 			return err
 		}

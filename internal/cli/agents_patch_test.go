@@ -133,12 +133,12 @@ func TestAgentsPatchRefusals(t *testing.T) {
 		{[]string{"--harness-auth", "runtime", "--secret-api-key", "x"}, "occ: if any flags in the group [harness-auth secret-api-key] are set none of the others can be; [harness-auth secret-api-key] were all set\n"},
 	} {
 		r := execute(f.env(), "", append([]string{"agents", "patch", "bot"}, c.args...)...)
-		if r.code != 1 || r.err != c.err {
+		if r.code != wantCode(c.err) || r.err != c.err {
 			t.Errorf("%v = %+v", c.args, r)
 		}
 	}
 	r = execute(f.env(), "", "agents", "patch", "ghost", "--backend", "none")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
 		t.Fatalf("unknown agent = %+v", r)
 	}
 	if len(ifMatch()) != n {

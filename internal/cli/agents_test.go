@@ -45,7 +45,7 @@ func TestAgentsCreate(t *testing.T) {
 		t.Fatalf("bad mode = %+v", r)
 	}
 	r = execute(f.env(), "", "agents", "create", "--name", "b3", "--configuration", cfgID, "--secret-api-key", "nope")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No Secret named \"nope\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No Secret named \"nope\".\n" {
 		t.Fatalf("missing secret = %+v", r)
 	}
 }
@@ -75,7 +75,7 @@ func TestAgentsListGetStop(t *testing.T) {
 		t.Fatalf("requests = %v", f.requests())
 	}
 	r = execute(f.env(), "", "agents", "get", "ghost")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
 		t.Fatalf("missing = %+v", r)
 	}
 }

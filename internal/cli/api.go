@@ -1,16 +1,16 @@
 package cli
 
 // The client commands (`occ namespaces|agents|deployments|configurations|
-// iam|secrets …`) talk to a running occ over its HTTP API through
-// internal/client. Each command has an options struct and a run function,
-// tested against an httptest fake with captured output (GitHub CLI's
-// pattern); this file holds what they share: the global flags, the client,
-// Namespace resolution, output and error formatting (verbs.go holds the
-// building blocks the verbs share).
+// iam|secrets|presets|… `) talk to a running occ over its HTTP API through
+// internal/client. Each command has a run function, tested against an
+// httptest fake with captured output (GitHub CLI's pattern); this file
+// holds what they share: the global flags and where their values come from
+// (flag, variable, context, default), the client, Namespace and name
+// resolution, and tables. output.go holds the -o formats, exit.go the exit
+// codes, verbs.go and noun.go the building blocks of the verbs.
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,37 +42,35 @@ type ioStreams struct {
 }
 
 // apiOptions are the global flags every client command has, and how it
-// reaches the server.
+// reaches the server. Each setting comes from its flag, else its
+// environment variable, else the context (--context, OCC_CONTEXT, else
+// the client config's current one), else the built-in default.
 type apiOptions struct {
 	IO ioStreams
 	// URL is the server's base URL (--url, OCC_URL).
 	URL string
-	// KeyFile holds the service key (--key-file, OCC_KEY_FILE); it wins over
-	// Key when given as a flag.
-	KeyFile    string
-	KeyFileSet bool
-	// Key is the service key itself (OCC_KEY).
+	// KeyFile holds the service key (--key-file, OCC_KEY_FILE); read
+	// when Key is "".
+	KeyFile string
+	// Key is the service key itself (OCC_KEY, or a context's).
 	Key string
 	// Namespace is a Namespace ID (ns_…) or name (--namespace, -n,
 	// OCC_NAMESPACE).
 	Namespace string
-	// Output is "table" or "json" (--output, -o).
+	// Output is the output format (--output, -o; output.go).
 	Output string
+	// Context names the client config's context to use (--context,
+	// OCC_CONTEXT).
+	Context string
 	// HTTPClient, when set, sends the requests (tests).
 	HTTPClient *http.Client
+	getenv     func(string) string
 }
 
-// newAPIOptions returns the global flag values before parsing: the
-// environment's, else the defaults.
+// newAPIOptions returns the global options before parsing (the built-in
+// defaults); bind settles them.
 func newAPIOptions(streams ioStreams, getenv func(string) string) *apiOptions {
-	or := func(key, def string) string {
-		if v := getenv(key); v != "" {
-			return v
-		}
-		return def
-	}
-	return &apiOptions{IO: streams, URL: or(config.EnvURL, defaultURL), KeyFile: or(config.EnvKeyFile, defaultKeyFile),
-		Key: getenv(config.EnvKey), Namespace: or(config.EnvNamespace, defaultNamespace), Output: "table"}
+	return &apiOptions{IO: streams, URL: defaultURL, KeyFile: defaultKeyFile, Namespace: defaultNamespace, Output: outputTable, getenv: getenv}
 }
 
 // register adds the global flags to fs.
@@ -80,34 +78,97 @@ func (o *apiOptions) register(fs interface {
 	StringVar(p *string, name, value, usage string)
 	StringVarP(p *string, name, shorthand, value, usage string)
 }) {
-	fs.StringVar(&o.URL, "url", o.URL, "occ server URL (OCC_URL)")
-	fs.StringVar(&o.KeyFile, "key-file", o.KeyFile, "file holding the service key (OCC_KEY_FILE; OCC_KEY gives the key itself)")
-	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "Namespace ID or name (OCC_NAMESPACE)")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, "output format: table or json (json prints the data)")
+	fs.StringVar(&o.URL, "url", o.URL, "occ server URL (OCC_URL, else the context's)")
+	fs.StringVar(&o.KeyFile, "key-file", o.KeyFile, "file holding the service key (OCC_KEY_FILE; OCC_KEY gives the key itself; else the context's)")
+	fs.StringVarP(&o.Namespace, "namespace", "n", o.Namespace, "Namespace ID or name (OCC_NAMESPACE, else the context's)")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, outputUsage)
+	fs.StringVar(&o.Context, "context", "", "the client config's context to use (OCC_CONTEXT; default: the current one, see occ context)")
 }
 
-// bind records which global flags the command line set; call it first in
-// every RunE.
+// bind settles the global options: flag, else environment variable, else
+// context, else default. Call it first in every RunE.
 func (o *apiOptions) bind(cmd *cobra.Command) error {
-	o.KeyFileSet = cmd.Flags().Changed("key-file")
-	if o.Output != "table" && o.Output != "json" {
-		return fmt.Errorf("--output must be table or json, not %q", o.Output)
+	if _, err := parseOutput(o.Output); err != nil {
+		return err
+	}
+	if o.getenv == nil {
+		return nil // made by a test with its fields set
+	}
+	set := func(flag string) bool { f := cmd.Flags().Lookup(flag); return f != nil && f.Changed }
+	if !set("context") {
+		o.Context = o.getenv(config.EnvContext)
+	}
+	cfg, err := loadClientConfig(clientConfigPath(o.getenv))
+	if err != nil {
+		return err
+	}
+	ctx, err := cfg.active(o.Context)
+	if err != nil {
+		return err
+	}
+	// A URL given by flag or variable for another server leaves the
+	// context out: its key is never sent to a server it was not saved for.
+	url := o.URL
+	if set("url") || o.getenv(config.EnvURL) != "" {
+		if !set("url") {
+			url = o.getenv(config.EnvURL)
+		}
+		if ctx != nil && strings.TrimRight(url, "/") != ctx.URL {
+			ctx = nil
+		}
+	}
+	if ctx == nil {
+		ctx = &clientContext{}
+	}
+	pick := func(flag, env, fromCtx string, dst *string) {
+		switch {
+		case set(flag):
+		case o.getenv(env) != "":
+			*dst = o.getenv(env)
+		case fromCtx != "":
+			*dst = fromCtx
+		}
+	}
+	pick("url", config.EnvURL, ctx.URL, &o.URL)
+	pick("namespace", config.EnvNamespace, ctx.Namespace, &o.Namespace)
+	// The key: --key-file, OCC_KEY, OCC_KEY_FILE, the context's key or
+	// key file, the default key file.
+	o.Key = ""
+	switch {
+	case set("key-file"):
+	case o.getenv(config.EnvKey) != "":
+		o.Key = o.getenv(config.EnvKey)
+	case o.getenv(config.EnvKeyFile) != "":
+		o.KeyFile = o.getenv(config.EnvKeyFile)
+	case ctx.Key != "":
+		o.Key = ctx.Key
+	case ctx.KeyFile != "":
+		o.KeyFile = ctx.KeyFile
 	}
 	return nil
 }
 
-// client returns a client of the server, authenticated with the key of
-// --key-file, else OCC_KEY, else the default key file.
+// readKey returns the service key held in a file.
+func readKey(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("no service key: set OCC_KEY or --key-file, or occ login (%w)", err)
+	}
+	key := strings.TrimSpace(string(raw))
+	if key == "" {
+		return "", fmt.Errorf("no service key: %s is empty", path)
+	}
+	return key, nil
+}
+
+// client returns a client of the server, authenticated with the key bind
+// settled on.
 func (o *apiOptions) client() (*client.Client, error) {
 	key := o.Key
-	if o.KeyFileSet || key == "" {
-		raw, err := os.ReadFile(o.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("no service key: set OCC_KEY or --key-file (%w)", err)
-		}
-		key = strings.TrimSpace(string(raw))
-		if key == "" {
-			return nil, fmt.Errorf("no service key: %s is empty", o.KeyFile)
+	if key == "" {
+		var err error
+		if key, err = readKey(o.KeyFile); err != nil {
+			return nil, err
 		}
 	}
 	opts := []client.Option{client.WithKey(key)}
@@ -159,16 +220,6 @@ func resolveByName[T any](ctx context.Context, ref, prefix, kind string, list fu
 	default:
 		return "", fmt.Errorf("%d %ss are named %q; give an ID", len(found), kind, ref)
 	}
-}
-
-// json reports whether the output is JSON.
-func (o *apiOptions) json() bool { return o.Output == "json" }
-
-// printJSON writes v (the response's data) as indented JSON.
-func (o *apiOptions) printJSON(v any) error {
-	enc := json.NewEncoder(o.IO.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // printTable writes rows under a header, in aligned columns.
@@ -228,32 +279,37 @@ func plainError(err error) error {
 	return err
 }
 
-// addClientCommands adds the client commands to root: the nouns
-// namespaces, agents, deployments, configurations and iam, and create and list
-// under the existing secrets command (made when root has none). Each gets
-// the global flags, read from getenv first.
+// addClientCommands adds the client commands to root: the nouns (each
+// with the global flags and completion), login, context and completion,
+// and the Secret verbs under the existing secrets command (made when root
+// has none). Settings are read through getenv.
 func addClientCommands(root *cobra.Command, streams ioStreams, getenv func(string) string) {
-	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd, iamCmd, auditCmd} {
+	for _, noun := range []func(*apiOptions) *cobra.Command{namespacesCmd, agentsCmd, deploymentsCmd, configurationsCmd, iamCmd, auditCmd,
+		presetsCmd, serviceAccountsCmd, credentialSourcesCmd, serviceKeysCmd, workspaceCmd} {
 		api := newAPIOptions(streams, getenv)
 		cmd := noun(api)
 		api.register(cmd.PersistentFlags())
+		addCompletions(cmd, api)
 		root.AddCommand(cmd)
 	}
-	var secrets *cobra.Command
+	root.AddCommand(loginCmd(streams, getenv), contextCmd(streams, getenv), completionCmd(root, streams.Out))
+	root.CompletionOptions.DisableDefaultCmd = true
+	var group *cobra.Command
 	for _, c := range root.Commands() {
 		if c.Name() == "secrets" {
-			secrets = c
+			group = c
 		}
 	}
-	if secrets == nil {
-		secrets = &cobra.Command{Use: "secrets", Short: "Secrets"}
-		root.AddCommand(secrets)
+	if group == nil {
+		group = &cobra.Command{Use: "secrets", Short: "Secrets"}
+		root.AddCommand(group)
 	}
-	for _, verb := range []func(*apiOptions) *cobra.Command{secretsCreateCmd, secretsListCmd} {
+	for _, verb := range []func(*apiOptions) *cobra.Command{secretsCreateCmd, secretsListCmd, secretsGetCmd, secretsUpdateCmd, secretsDeleteCmd} {
 		api := newAPIOptions(streams, getenv)
 		cmd := verb(api)
 		api.register(cmd.Flags())
-		secrets.AddCommand(cmd)
+		addCompletions(cmd, api)
+		group.AddCommand(cmd)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/spf13/cobra"
 )
 
 const (
@@ -168,16 +165,9 @@ type result struct {
 // exit 1), with the client commands reading getenv and stdin.
 func execute(getenv func(string) string, stdin string, args ...string) result {
 	var out, errOut bytes.Buffer
-	root := &cobra.Command{Use: "occ", SilenceUsage: true, SilenceErrors: true}
+	root := newRoot(ioStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, Server{}, getenv)
 	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	addClientCommands(root, ioStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut}, getenv)
-	code := 0
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(&errOut, "occ:", err)
-		code = 1
-	}
+	code := runRoot(root, &errOut)
 	return result{out.String(), errOut.String(), code}
 }
 
@@ -236,6 +226,15 @@ func deploymentJSON(status string, extra map[string]any) map[string]any {
 	return d
 }
 
+// wantCode is the exit code of a command that printed err: not found for
+// a NOT_FOUND answer, else error.
+func wantCode(err string) int {
+	if strings.HasPrefix(err, "occ: NOT_FOUND: ") {
+		return ExitNotFound
+	}
+	return ExitError
+}
+
 // writeFile writes a file under a test directory and returns its path.
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
@@ -285,12 +284,13 @@ func TestGlobalFlags(t *testing.T) {
 		t.Fatalf("-n ID = %+v", r)
 	}
 	r = execute(f.env("OCC_NAMESPACE", "nope"), "", "secrets", "list")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No Namespace named \"nope\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No Namespace named \"nope\".\n" {
 		t.Fatalf("missing namespace = %+v", r)
 	}
-	r = execute(f.env(), "", "agents", "list", "--output", "yaml")
-	if r.code != 1 || !strings.Contains(r.err, "--output must be table or json") {
-		t.Fatalf("--output yaml = %+v", r)
+	r = execute(f.env(), "", "agents", "list", "--output", "xml")
+	if r.code != ExitUsage || !strings.Contains(r.err, "--output must be table, json, yaml, name or jsonpath=TEMPLATE") ||
+		!strings.Contains(r.err, "Run 'occ agents list --help' for usage.") || len(f.requests()) != 0 && r.out != "" {
+		t.Fatalf("--output xml = %+v", r)
 	}
 	// An unreachable server.
 	r = execute(f.env("OCC_URL", "http://127.0.0.1:1"), "", "namespaces", "list")
@@ -325,6 +325,7 @@ func TestMainRunsClientCommands(t *testing.T) {
 	t.Setenv("OCC_URL", f.srv.URL)
 	t.Setenv("OCC_KEY", testKey)
 	t.Setenv("OCC_NAMESPACE", "")
+	t.Setenv("OCC_CLIENT_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
 	var out, errOut bytes.Buffer
 	if code := Main([]string{"namespaces", "list", "-o", "json"}, &out, &errOut, Server{}); code != 0 || !strings.Contains(out.String(), defaultNS) {
 		t.Fatalf("namespaces list = %d %s %s", code, out.String(), errOut.String())
@@ -335,7 +336,7 @@ func TestMainRunsClientCommands(t *testing.T) {
 		t.Fatalf("secrets help = %d %s", code, out.String())
 	}
 	errOut.Reset()
-	if code := Main([]string{"agents", "get", "ghost"}, &out, &errOut, Server{}); code != 1 ||
+	if code := Main([]string{"agents", "get", "ghost"}, &out, &errOut, Server{}); code != ExitNotFound ||
 		errOut.String() != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
 		t.Fatalf("agents get ghost = %d %q", code, errOut.String())
 	}

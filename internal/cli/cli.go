@@ -1,8 +1,11 @@
 // Package cli is the occ command line: the server-side commands `occ serve`,
 // `occ migrate`, `occ config validate`, `occ secrets rotate-key`,
 // `occ runtime install` and `occ version`, and the client commands that talk
-// to a running occ over its HTTP API (`occ namespaces|agents|deployments|
-// configurations|iam …`, `occ secrets create|list`; see api.go).
+// to a running occ over its HTTP API: `occ login`, `occ context`, the nouns
+// (namespaces, secrets, configurations, presets, service-accounts,
+// credential-sources, service-keys, agents, deployments, workspace, iam,
+// audit) with the same verbs, and `occ completion` (see api.go). Output
+// formats are decided in output.go, exit codes in exit.go.
 package cli
 
 import (
@@ -37,21 +40,25 @@ type Server struct {
 	Version        string
 }
 
-// Main runs the command line and returns the process exit code.
+// Main runs the command line and returns the process exit code (exit.go).
 func Main(args []string, stdout, stderr io.Writer, srv Server) int {
-	root := &cobra.Command{Use: "occ", Short: "occ, the OpenClaw Enterprise control plane", SilenceUsage: true, SilenceErrors: true}
+	root := newRoot(ioStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}, srv, os.Getenv)
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	root.AddCommand(serveCmd(stdout, srv), migrateCmd(stdout, srv), configCmd(stdout), secretsCmd(stdout, srv), runtimeCmd(stdout, srv))
-	streams := ioStreams{In: os.Stdin, Out: stdout, ErrOut: stderr}
-	addClientCommands(root, streams, os.Getenv)
-	root.AddCommand(versionCmd(newAPIOptions(streams, os.Getenv), srv.Version))
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "occ:", err)
-		return 1
-	}
-	return 0
+	return runRoot(root, stderr)
+}
+
+// newRoot returns the whole command tree, the client commands reading
+// getenv.
+func newRoot(streams ioStreams, srv Server, getenv func(string) string) *cobra.Command {
+	root := &cobra.Command{Use: "occ", Short: "occ, the OpenClaw Enterprise control plane", SilenceUsage: true, SilenceErrors: true}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	root.AddCommand(serveCmd(streams.Out, srv), migrateCmd(streams.Out, srv), configCmd(streams.Out), secretsCmd(streams.Out, srv), runtimeCmd(streams.Out, srv))
+	addClientCommands(root, streams, getenv)
+	root.AddCommand(versionCmd(newAPIOptions(streams, getenv), srv.Version))
+	root.InitDefaultHelpCmd() // cobra's `occ help`, here so that it gets its example
+	addExamples(root)
+	return root
 }
 
 // serverFlags are the settings a first run needs, each also an OCC_*
@@ -167,7 +174,7 @@ func secretsCmd(stdout io.Writer, srv Server) *cobra.Command {
 	f := &serverFlags{}
 	rotate := serverCmd(f, "rotate-key", "Add a new primary key to the secrets keyset and re-encrypt every Secret (servers keep running)",
 		f.action(stdout, srv.RotateSecretsKey, "this build cannot rotate the secrets key"))
-	return groupCmd("secrets", "Secrets at rest", rotate)
+	return groupCmd("secrets", "Secrets (values are write-only: never shown) and their encryption at rest", rotate)
 }
 
 func runtimeCmd(stdout io.Writer, srv Server) *cobra.Command {

@@ -17,18 +17,17 @@ import (
 	"github.com/openclaw/occ/internal/client"
 )
 
-// configurationsCmd is `occ configurations create|list|get`.
+// configurationsCmd is `occ configurations create|list|get|update|edit|delete`.
 func configurationsCmd(api *apiOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "configurations", Aliases: []string{"configuration"}, Short: "Configurations (native OpenClaw configuration documents)"}
-	cmd.AddCommand(configurationsCreateCmd(api), configurationsListCmd(api), configurationsGetCmd(api))
+	cmd.AddCommand(configurationsCreateCmd(api), configurationsListCmd(api), configurationsGetCmd(api),
+		configurationsUpdateCmd(api), configurationsEditCmd(api), configurations.deleteCmd(api))
 	return cmd
 }
 
 // resolveConfiguration returns the ID of a Configuration given by ID or name.
 func resolveConfiguration(ctx context.Context, c *client.Client, ns, ref string) (string, error) {
-	return resolveByName(ctx, ref, "cfg_", "Configuration",
-		func(ctx context.Context) ([]client.Configuration, error) { return c.ListAllConfigurations(ctx, ns) },
-		func(x client.Configuration) (string, string) { return x.Name, x.Id })
+	return configurations.resolve(ctx, c, ns, ref)
 }
 
 // bindingNames returns a Configuration's bound environment variables, sorted.
@@ -52,7 +51,7 @@ func printConfiguration(api *apiOptions, cfg *client.Configuration) error {
 			{"generation", strconv.FormatInt(cfg.Generation, 10)}, {"secret bindings", bindingNames(cfg)}, {"updated", cfg.UpdatedAt}}
 		return append(fields, readErrorField(cfg.ConfigurationReadError)...)
 	})
-	if err != nil || api.json() || cfg.Values == nil {
+	if err != nil || api.structured() || cfg.Values == nil {
 		return err
 	}
 	doc, err := json.MarshalIndent(cfg.Values, "", "  ")

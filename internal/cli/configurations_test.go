@@ -86,7 +86,7 @@ func TestConfigurationsListAndGet(t *testing.T) {
 		t.Fatalf("get:\n%s", out)
 	}
 	r = execute(f.env(), "", "configurations", "get", "missing")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No Configuration named \"missing\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No Configuration named \"missing\".\n" {
 		t.Fatalf("missing = %+v", r)
 	}
 	r = execute(f.env(), "", "configurations", "get", cfgID, "-o", "json")

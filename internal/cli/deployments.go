@@ -10,10 +10,10 @@ import (
 	"github.com/openclaw/occ/internal/client"
 )
 
-// deploymentsCmd is `occ deployments get|diagnose`.
+// deploymentsCmd is `occ deployments list|get|watch|diagnose`.
 func deploymentsCmd(api *apiOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "deployments", Aliases: []string{"deployment"}, Short: "Deployments of Agents (one per revision)"}
-	cmd.AddCommand(deploymentsGetCmd(api), deploymentsDiagnoseCmd(api))
+	cmd.AddCommand(deploymentsListCmd(api), deploymentsGetCmd(api), deploymentsWatchCmd(api), deploymentsDiagnoseCmd(api))
 	return cmd
 }
 
@@ -82,14 +82,18 @@ type deploymentsGetOptions struct {
 
 func deploymentsGetCmd(api *apiOptions) *cobra.Command {
 	opts := &deploymentsGetOptions{API: api}
-	return verbCmd(api, "get AGENT DEPLOYMENT", "Show a deployment's status (DEPLOYMENT is the revision ID deploy printed)",
+	return verbCmd(api, "get AGENT DEPLOYMENT", "Show a deployment's status (DEPLOYMENT: the revision ID deploy printed, or its number)",
 		func(ctx context.Context) error { return runDeploymentsGet(ctx, opts) }, &opts.Agent, &opts.Deployment)
 }
 
 func runDeploymentsGet(ctx context.Context, opts *deploymentsGetOptions) error {
 	return actOn(ctx, opts.API, opts.Agent, resolveAgent,
 		func(c *client.Client, ctx context.Context, ns, id string) (*client.DeploymentStatus, error) {
-			return c.GetDeployment(ctx, ns, id, opts.Deployment)
+			rev, err := resolveRevision(ctx, c, ns, id, opts.Deployment)
+			if err != nil {
+				return nil, err
+			}
+			return c.GetDeployment(ctx, ns, id, rev)
 		}, printDeployment)
 }
 
@@ -112,15 +116,19 @@ func deploymentsDiagnoseCmd(api *apiOptions) *cobra.Command {
 func runDeploymentsDiagnose(ctx context.Context, opts *deploymentsDiagnoseOptions) error {
 	return actOn(ctx, opts.API, opts.Agent, resolveAgent,
 		func(c *client.Client, ctx context.Context, ns, id string) (*client.DeploymentDiagnostics, error) {
-			return c.DiagnoseDeployment(ctx, ns, id, opts.Deployment)
+			rev, err := resolveRevision(ctx, c, ns, id, opts.Deployment)
+			if err != nil {
+				return nil, err
+			}
+			return c.DiagnoseDeployment(ctx, ns, id, rev)
 		}, printDiagnostics)
 }
 
 // printDiagnostics writes the checks: as JSON, or a line naming the
 // revision and observation time above a table of the checks.
 func printDiagnostics(api *apiOptions, d *client.DeploymentDiagnostics) error {
-	if api.json() {
-		return api.printJSON(d)
+	if api.structured() {
+		return api.printData(d)
 	}
 	fmt.Fprintf(api.IO.Out, "revision %s observed at %s\n", d.RevisionId, d.ObservedAt)
 	rows := make([][]string, 0, len(d.Checks))

@@ -61,7 +61,7 @@ func TestAgentsDeployWaitFailed(t *testing.T) {
 	f.start()
 	r := execute(f.env(), "", "agents", "deploy", "bot", "--wait")
 	wantLast := "occ: RUNTIME_AUTHENTICATION_FAILED: The model provider rejected the credential. (deployment " + revID + ")\n"
-	if r.code != 1 || !strings.HasSuffix(r.err, wantLast) ||
+	if r.code != ExitDeploymentFailed || !strings.HasSuffix(r.err, wantLast) ||
 		!strings.Contains(r.err, ": failed; error RUNTIME_AUTHENTICATION_FAILED") || !strings.Contains(r.out, "RUNTIME_AUTHENTICATION_FAILED") {
 		t.Fatalf("failed deploy = %+v", r)
 	}
@@ -116,7 +116,7 @@ func TestDeploymentsGet(t *testing.T) {
 		}
 	}
 	r := execute(f.env(), "", "deployments", "get", "bot", "rev_00000000-0000-4000-8000-00000000ffff")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
 		t.Fatalf("missing = %+v", r)
 	}
 }

@@ -17,13 +17,14 @@ import (
 	"github.com/openclaw/occ/internal/client/gen"
 )
 
-// iamCmd is `occ iam roles|bindings`.
+// iamCmd is `occ iam roles|bindings|restrictions`.
 func iamCmd(api *apiOptions) *cobra.Command {
-	return groupCmd("iam", "Access control: roles and bindings of a Namespace (-n) or the installation (--installation)",
+	return groupCmd("iam", "Access control: roles, bindings and restrictions of a Namespace (-n) or the installation (--installation)",
 		groupCmd("roles", "Roles: named sets of permissions", iamRolesListCmd(api), iamRolesCreateCmd(api),
 			iamRolesGetCmd(api), iamRolesDeleteCmd(api)),
 		groupCmd("bindings", "Bindings: a role granted to a principal, at the scope or on one resource", iamBindingsListCmd(api),
-			iamBindingsCreateCmd(api), iamBindingsDeleteCmd(api)))
+			iamBindingsGetCmd(api), iamBindingsCreateCmd(api), iamBindingsDeleteCmd(api)),
+		iamRestrictionsCmd(api))
 }
 
 // addScopeFlag adds --installation to an iam verb; it cannot be combined

@@ -71,7 +71,7 @@ func TestIAMBindingsCreate(t *testing.T) {
 		{[]string{"--principal", "agent:bot", "--role", "editor", "--installation"}, "occ: an Agent's service principal is granted in its Namespace, not at installation scope\n"},
 	} {
 		r := execute(f.env(), "", append([]string{"iam", "bindings", "create"}, c.args...)...)
-		if r.code != 1 || r.err != c.err {
+		if r.code != wantCode(c.err) || r.err != c.err {
 			t.Errorf("%v = %+v", c.args, r)
 		}
 	}
@@ -113,7 +113,7 @@ func TestIAMBindingsListDelete(t *testing.T) {
 		t.Fatalf("installation list = %+v", r)
 	}
 	r = execute(f.env(), "", "iam", "bindings", "list", "--principal", "agent:ghost")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No Agent named \"ghost\".\n" {
 		t.Fatalf("unknown agent = %+v", r)
 	}
 
@@ -123,7 +123,7 @@ func TestIAMBindingsListDelete(t *testing.T) {
 		t.Fatalf("delete = %+v", r)
 	}
 	r = execute(f.env(), "", "iam", "bindings", "delete", id, "-o", "json")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" || iam.count(iam.bindings, nsIAM) != 2 {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" || iam.count(iam.bindings, nsIAM) != 2 {
 		t.Fatalf("delete in the wrong scope = %+v", r)
 	}
 }

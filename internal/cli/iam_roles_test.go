@@ -34,7 +34,7 @@ func TestIAMRoles(t *testing.T) {
 		t.Fatalf("duplicate = %+v", r)
 	}
 	r = execute(f.env(), "", "iam", "roles", "create", "--name", "x")
-	if r.code != 1 || !strings.Contains(r.err, `"permission" not set`) {
+	if r.code != ExitUsage || !strings.Contains(r.err, `"permission" not set`) {
 		t.Fatalf("no permission = %+v", r)
 	}
 
@@ -64,11 +64,11 @@ func TestIAMRoles(t *testing.T) {
 		t.Fatalf("get = %+v", r)
 	}
 	r = execute(f.env(), "", "iam", "roles", "get", "ghost")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No role named \"ghost\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No role named \"ghost\".\n" {
 		t.Fatalf("unknown role = %+v", r)
 	}
 	r = execute(f.env(), "", "iam", "roles", "get", "editor")
-	if r.code != 1 || r.err != "occ: NOT_FOUND: No role named \"editor\".\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: No role named \"editor\".\n" {
 		t.Fatalf("editor in the Namespace = %+v", r)
 	}
 	r = execute(f.env(), "", "iam", "roles", "get", "editor", "--installation", "-o", "json")
@@ -95,7 +95,7 @@ func TestIAMRoles(t *testing.T) {
 		t.Fatalf("delete = %+v", r)
 	}
 	r = execute(f.env(), "", "iam", "roles", "delete", id)
-	if r.code != 1 || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
 		t.Fatalf("delete again = %+v", r)
 	}
 }

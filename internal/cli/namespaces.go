@@ -9,10 +9,10 @@ import (
 	"github.com/openclaw/occ/internal/client"
 )
 
-// namespacesCmd is `occ namespaces list|create|get|delete`.
+// namespacesCmd is `occ namespaces list|create|get|update|delete`.
 func namespacesCmd(api *apiOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "namespaces", Aliases: []string{"namespace", "ns"}, Short: "Namespaces"}
-	cmd.AddCommand(namespacesListCmd(api), namespacesCreateCmd(api), namespacesGetCmd(api), namespacesDeleteCmd(api))
+	cmd.AddCommand(namespacesListCmd(api), namespacesCreateCmd(api), namespacesGetCmd(api), namespacesUpdateCmd(api), namespacesDeleteCmd(api))
 	return cmd
 }
 
@@ -159,4 +159,24 @@ func runNamespacesDelete(ctx context.Context, opts *namespacesDeleteOptions) err
 		return err
 	}
 	return printGone(opts.API, "namespace", id)
+}
+
+func namespacesUpdateCmd(api *apiOptions) *cobra.Command {
+	var ref, name string
+	cmd := verbCmd(api, "update NAMESPACE --name NEW", "Rename a Namespace (by ID or name)", func(ctx context.Context) error {
+		c, id, err := namespaceTarget(ctx, api, ref)
+		if err != nil {
+			return err
+		}
+		ns, err := c.RenameNamespace(ctx, id, name, "")
+		if err != nil {
+			return err
+		}
+		return printNamespace(api, ns)
+	}, &ref)
+	cmd.Example = "  occ namespaces update team --name support-team"
+	cmd.Flags().StringVar(&name, "name", "", "the new name")
+	_ = cmd.MarkFlagRequired("name")
+	cmd.ValidArgsFunction = completeNamespaces(api)
+	return cmd
 }

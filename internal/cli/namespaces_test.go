@@ -122,7 +122,7 @@ func TestNamespacesGetAndDelete(t *testing.T) {
 		t.Fatalf("delete = %+v", r)
 	}
 	r = execute(f.env(), "", "namespaces", "get", teamNS)
-	if r.code != 1 || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
+	if r.code != ExitNotFound || r.err != "occ: NOT_FOUND: The resource does not exist. (request "+reqID+")\n" {
 		t.Fatalf("get after delete = %+v", r)
 	}
 }

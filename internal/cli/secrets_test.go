@@ -35,7 +35,7 @@ func TestSecretsCreate(t *testing.T) {
 		t.Fatalf("empty = %+v", r)
 	}
 	r = execute(f.env(), "", "secrets", "create", "--name", "x")
-	if r.code != 1 || !strings.Contains(r.err, `"value-file" not set`) {
+	if r.code != ExitUsage || !strings.Contains(r.err, `"value-file" not set`) {
 		t.Fatalf("no value file = %+v", r)
 	}
 	if len(f.requests()) != n {

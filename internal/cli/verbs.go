@@ -108,8 +108,8 @@ func listIn[T any](ctx context.Context, api *apiOptions, list func(c *client.Cli
 // printList writes items: as a JSON array (never null), or as a table of
 // header and a row per item.
 func printList[T any](api *apiOptions, items []T, header []string, row func(*T) []string) error {
-	if api.json() {
-		return api.printJSON(nonNil(items))
+	if api.structured() {
+		return api.printData(nonNil(items))
 	}
 	rows := make([][]string, 0, len(items))
 	for i := range items {
@@ -121,8 +121,8 @@ func printList[T any](api *apiOptions, items []T, header []string, row func(*T) 
 // printObject writes one object: v as JSON, or the fields as
 // "field:  value" lines.
 func (o *apiOptions) printObject(v any, fields func() [][2]string) error {
-	if o.json() {
-		return o.printJSON(v)
+	if o.structured() {
+		return o.printData(v)
 	}
 	return o.printFields(fields())
 }
@@ -147,8 +147,8 @@ func waitFor(ctx context.Context, api *apiOptions, noun, id, status string, time
 // printGone is the end of `delete --wait`: "noun ID deleted" (JSON: the
 // ID and status gone).
 func printGone(api *apiOptions, noun, id string) error {
-	if api.json() {
-		return api.printJSON(map[string]string{"id": id, "status": "gone"})
+	if api.structured() {
+		return api.printData(map[string]string{"id": id, "status": "gone"})
 	}
 	fmt.Fprintf(api.IO.Out, "%s %s deleted\n", noun, id)
 	return nil

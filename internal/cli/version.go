@@ -22,6 +22,9 @@ An unreachable server is an error (exit 1) unless --client is given.`,
 		Example: "  occ version\n  occ version --client",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := api.bind(cmd); err != nil {
+				return err
+			}
 			fmt.Fprintln(api.IO.Out, "client: occ", version)
 			if clientOnly {
 				return nil
@@ -41,6 +44,7 @@ An unreachable server is an error (exit 1) unless --client is given.`,
 		},
 	}
 	cmd.Flags().BoolVar(&clientOnly, "client", false, "print only this binary's version")
-	cmd.Flags().StringVar(&api.URL, "url", api.URL, "occ server URL (OCC_URL)")
+	cmd.Flags().StringVar(&api.URL, "url", api.URL, "occ server URL (OCC_URL, else the context's)")
+	cmd.Flags().StringVar(&api.Context, "context", "", "the client config's context to use (OCC_CONTEXT)")
 	return cmd
 }

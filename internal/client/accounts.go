@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/openclaw/occ/internal/client/gen"
 )
@@ -47,4 +48,65 @@ func (c *Client) ListAllCredentialSources(ctx context.Context, ns string) ([]Cre
 	return listAll(ctx, func(ctx context.Context, p Page) ([]CredentialSource, string, error) {
 		return c.ListCredentialSources(ctx, ns, p)
 	})
+}
+
+// CreateServiceAccount creates a service account at a configured Backend
+// (no credential yet).
+func (c *Client) CreateServiceAccount(ctx context.Context, ns, name, backend string) (*ServiceAccount, error) {
+	res, err := c.api.ClientInterface.CreateServiceAccount(ctx, ns, &gen.CreateServiceAccountParams{}, gen.ServiceAccountCreate{Name: name, BackendId: backend})
+	return dataOf[ServiceAccount]("create service account", http.StatusCreated, res, err)
+}
+
+// GetServiceAccount returns a service account (never its credential).
+func (c *Client) GetServiceAccount(ctx context.Context, ns, id string) (*ServiceAccount, error) {
+	res, err := c.api.ClientInterface.GetServiceAccount(ctx, ns, id)
+	return dataOf[ServiceAccount]("get service account", http.StatusOK, res, err)
+}
+
+// IssueServiceAccountCredential has the account's Backend issue its
+// credential, kept encrypted by the server.
+func (c *Client) IssueServiceAccountCredential(ctx context.Context, ns, id string) (*ServiceAccount, error) {
+	res, err := c.api.ClientInterface.IssueServiceAccountCredential(ctx, ns, id, &gen.IssueServiceAccountCredentialParams{})
+	return dataOf[ServiceAccount]("issue service account credential", http.StatusCreated, res, err)
+}
+
+// DeleteServiceAccount deletes a service account nothing references.
+func (c *Client) DeleteServiceAccount(ctx context.Context, ns, id, etag string) error {
+	res, err := c.api.ClientInterface.DeleteServiceAccount(ctx, ns, id, &gen.DeleteServiceAccountParams{IfMatch: ifMatch(etag)})
+	return noContentOf("delete service account", res, err)
+}
+
+// CreateCredentialSource creates and registers a credential source: body
+// is a gen.CredentialSourceCreate or its JSON.
+func (c *Client) CreateCredentialSource(ctx context.Context, ns string, body any) (*CredentialSource, error) {
+	r, err := jsonBody("create credential source", body)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.api.ClientInterface.CreateCredentialSourceWithBody(ctx, ns, &gen.CreateCredentialSourceParams{}, contentJSON, r)
+	return dataOf[CredentialSource]("create credential source", http.StatusCreated, res, err)
+}
+
+// GetCredentialSource returns a credential source.
+func (c *Client) GetCredentialSource(ctx context.Context, ns, id string) (*CredentialSource, error) {
+	res, err := c.api.ClientInterface.GetCredentialSource(ctx, ns, id)
+	return dataOf[CredentialSource]("get credential source", http.StatusOK, res, err)
+}
+
+// UpdateCredentialSource replaces a ready source's Secrets: patch is a
+// gen.CredentialSourcePatch or its JSON.
+func (c *Client) UpdateCredentialSource(ctx context.Context, ns, id string, patch any, etag string) (*CredentialSource, error) {
+	r, err := jsonBody("update credential source", patch)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.api.ClientInterface.UpdateCredentialSourceWithBody(ctx, ns, id, &gen.UpdateCredentialSourceParams{IfMatch: ifMatch(etag)}, contentJSON, r)
+	return dataOf[CredentialSource]("update credential source", http.StatusOK, res, err)
+}
+
+// DeleteCredentialSource removes a credential source from its gateway and
+// deletes it.
+func (c *Client) DeleteCredentialSource(ctx context.Context, ns, id, etag string) error {
+	res, err := c.api.ClientInterface.DeleteCredentialSource(ctx, ns, id, &gen.DeleteCredentialSourceParams{IfMatch: ifMatch(etag)})
+	return noContentOf("delete credential source", res, err)
 }

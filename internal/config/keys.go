@@ -34,10 +34,14 @@ const (
 	EnvKey       = "OCC_KEY"
 	EnvKeyFile   = "OCC_KEY_FILE"
 	EnvNamespace = "OCC_NAMESPACE"
+	// EnvClientConfig is the client's config file of contexts (`occ login`).
+	EnvClientConfig = "OCC_CLIENT_CONFIG"
+	// EnvContext names the context to use instead of the current one.
+	EnvContext = "OCC_CONTEXT"
 )
 
 // clientEnv is the set of the client's variables.
-var clientEnv = map[string]bool{EnvURL: true, EnvKey: true, EnvKeyFile: true, EnvNamespace: true}
+var clientEnv = map[string]bool{EnvURL: true, EnvKey: true, EnvKeyFile: true, EnvNamespace: true, EnvClientConfig: true, EnvContext: true}
 
 // envAliases maps extra environment variable names to their dotted keys.
 var envAliases = map[string]string{envCompute: "compute.driver"}

@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/openclaw/occ/internal/cli"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -26,23 +24,7 @@ func TestCLIGrantSecretsDeploy(t *testing.T) {
 	t.Setenv("OCC_KEY", e.admin)
 	t.Setenv("OCC_NAMESPACE", "default")
 	const canary = "sk-cli-e2e-canary"
-	occ := func(args ...string) (string, string, int) {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		code := cli.Main(args, &out, &errOut, cli.Server{})
-		if strings.Contains(out.String()+errOut.String(), canary) {
-			t.Fatalf("occ %v printed the Secret's value", args)
-		}
-		return out.String(), errOut.String(), code
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		out, errOut, code := occ(args...)
-		if code != 0 {
-			t.Fatalf("occ %v = %d\n%s%s", args, code, out, errOut)
-		}
-		return out
-	}
+	occ, must := cliRunner(t, canary)
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
