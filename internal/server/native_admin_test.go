@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -218,6 +219,22 @@ func TestNativeAdmin(t *testing.T) {
 		}
 		if r := w.availability(t, e.admin, a); r.data()["status"] != "available" || r.data()["url"] != w.origin(a)+"/" {
 			t.Fatalf("running = %v, want url %s/", r.Body, w.origin(a))
+		}
+		// `occ agents open` prints that URL; a stopped Agent's says why not.
+		occ, _ := cliRunner(t)
+		keyFile := filepath.Join(t.TempDir(), "key")
+		if err := os.WriteFile(keyFile, []byte(e.admin), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		open := func(agent string) (string, string, int) {
+			return occ("agents", "open", agent, "--url", e.base, "--key-file", keyFile, "-n", w.ns)
+		}
+		if out, errOut, code := open("alpha"); code != 0 || out != w.origin(a)+"/\n" {
+			t.Fatalf("occ agents open = %d %q %q", code, out, errOut)
+		}
+		w.newAgent(t, "never-deployed", true)
+		if _, errOut, code := open("never-deployed"); code != 1 || !strings.Contains(errOut, "is stopped") {
+			t.Fatalf("occ agents open of a stopped Agent = %d %q", code, errOut)
 		}
 		// unavailable: desired running without an active revision.
 		u, _ := w.newAgent(t, "pending", true)
