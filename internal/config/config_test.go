@@ -295,6 +295,29 @@ func TestFileReportsEveryProblem(t *testing.T) {
 	}
 }
 
+// TestComputeShorthand: `compute: kubernetes` in a file is the word the
+// flag and the variable take (`--compute`, OCC_COMPUTE); the long form
+// still works, and a wrong word is refused naming compute.driver.
+func TestComputeShorthand(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{"compute: kubernetes\n", "compute:\n  driver: kubernetes\n"} {
+		c, err := Load(Source{File: writeFile(t, doc)})
+		if err != nil && !strings.Contains(err.Error(), "compute.kubernetes") {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if err == nil && c.Compute.Driver != "kubernetes" {
+			t.Fatalf("%q: driver %q", doc, c.Compute.Driver)
+		}
+		if err != nil && strings.Contains(err.Error(), "want a mapping") {
+			t.Fatalf("%q: %v", doc, err)
+		}
+	}
+	_, err := Load(Source{File: writeFile(t, "compute: k8s\n")})
+	wantProblem(t, err, "compute.driver", "not one of")
+	_, err = Load(Source{File: writeFile(t, "compute: [local]\n")})
+	wantProblem(t, err, "compute", "want a mapping")
+}
+
 func TestFileErrors(t *testing.T) {
 	t.Parallel()
 	if _, err := Load(Source{File: filepath.Join(t.TempDir(), "missing.yaml")}); err == nil || !strings.Contains(err.Error(), "missing.yaml") {

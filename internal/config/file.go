@@ -102,7 +102,16 @@ func (d *fileDecoder) wrongKind(n *yaml.Node, v reflect.Value, key string) {
 	d.add(key, n, fmt.Sprintf("want %s, got %s", kindName(v.Type()), got))
 }
 
+// shorthands are the sections a file may give as one scalar, naming the
+// field it sets: `compute: kubernetes` is `compute: {driver: kubernetes}`,
+// the same word as --compute and OCC_COMPUTE.
+var shorthands = map[string]string{"compute": "driver"}
+
 func (d *fileDecoder) structure(n *yaml.Node, v reflect.Value, key string) {
+	if field, ok := shorthands[key]; ok && n.Kind == yaml.ScalarNode && !isNull(n) {
+		n = &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: field, Line: n.Line, Column: n.Column}, n}}
+	}
 	if n.Kind != yaml.MappingNode {
 		d.wrongKind(n, v, key)
 		return
