@@ -63,8 +63,8 @@ import (
 
 // Driver is the local Compute Driver.
 type Driver struct {
-	root        string
-	cmd         Command
+	root string
+	cmd  Command
 	// harness runs dedicated revisions; nil: the driver runs none.
 	harness     *Harness
 	stopTimeout time.Duration

@@ -199,4 +199,3 @@ func appServer(home string, args []string) int {
 	}
 	return 0
 }
-
