@@ -214,7 +214,7 @@ func heldDedicated(t *testing.T, d *local.Driver, env map[string]string) compute
 	ag := newAgent(t, d)
 	spec := dedicatedSpec(ag, 1, env)
 	r, err := d.PrepareRevision(context.Background(), spec)
-	if err != nil || !r.Held || r.RuntimeFailure == nil || r.RuntimeFailure.Component != local.ComponentHarness {
+	if err != nil || !r.Held || r.RuntimeFailure == nil || r.RuntimeFailure.Component != compute.HeldComponent {
 		t.Fatalf("PrepareRevision = %+v %v, want a held harness failure", r, err)
 	}
 	if p := gatewayPIDs(d, ag); len(p) != 0 {

@@ -194,10 +194,16 @@ func openHarnessLog(a *agent) (*os.File, error) {
 	return os.OpenFile(filepath.Join(a.dir, harnessLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 }
 
-// harnessHeld is a held failure of the harness.
+// harnessHeld is a held failure of the harness: a held model failure
+// names the contract's component and checks (compute.HeldComponent, the
+// same for every driver and mode), a failed login the harness.
 func harnessHeld(check, code string, cause *compute.FailureCause) compute.Readiness {
+	component := compute.HeldComponent
+	if check == CheckLogin {
+		component = ComponentHarness
+	}
 	return compute.Readiness{Held: true, RuntimeFailure: &compute.RuntimeFailure{
-		Component: ComponentHarness, Check: check, CheckedAt: time.Now().UTC(), Code: code, Cause: cause}}
+		Component: component, Check: check, CheckedAt: time.Now().UTC(), Code: code, Cause: cause}}
 }
 
 // verifyHarness logs the harness in with the revision's credential and
