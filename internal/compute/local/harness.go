@@ -61,12 +61,27 @@ type Harness struct {
 }
 
 // InstalledHarness runs the Codex pieces of the pinned runtime installed
-// under runtimeDir (occ runtime install), looked up at every use.
-func InstalledHarness(runtimeDir string) *Harness {
+// under runtimeDir (occ runtime install), looked up at every use. With a
+// progress writer, a machine that lacks them installs them first (the
+// first dedicated deploy), like InstallingRuntime.
+func InstalledHarness(runtimeDir string, progress io.Writer) *Harness {
 	return &Harness{
 		Codex: func() ([]string, error) {
 			rt, ok := agentruntime.Find(runtimeDir, agentruntime.Pinned())
 			c, cok := agentruntime.FindCodex(runtimeDir)
+			if (!ok || !cok) && progress != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+				defer cancel()
+				o := agentruntime.Options{Dir: runtimeDir, Progress: progress}
+				rt, err := agentruntime.Install(ctx, o)
+				if err == nil {
+					c, err = agentruntime.InstallCodex(ctx, o, rt)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("install the pinned runtime's Codex pieces into %s: %w", runtimeDir, err)
+				}
+				return []string{rt.Node, c.Entry}, nil
+			}
 			if !ok || !cok {
 				return nil, fmt.Errorf("the pinned runtime with its Codex pieces is not installed in %s (occ runtime install)", runtimeDir)
 			}
