@@ -13,7 +13,7 @@ const (
 	PinnedNodeMajor       = "24"
 	// The registry serves @openclaw/codex 2026.9.4 and 2026.9.5 (no
 	// 2026.9.6); 2026.9.5 declares openclaw >=2026.9.5 as its peer and was
-	// verified with openclaw 2026.9.6 (docs/RUNTIME.md).
+	// verified with openclaw 2026.9.6 (docs/CODEX.md).
 	PinnedCodexPluginVersion = "2026.9.5"
 	PinnedCodexVersion       = "0.154.0"
 )
