@@ -30,6 +30,12 @@
 //	                    the gateway beside itself
 //	    console.log     0600, the gateway's stdout and stderr since its last
 //	                    start (console.prev.log: the run before)
+//	    harness/        a dedicated revision's harness (harness.go): its
+//	                    HOME, with harness/codex its CODEX_HOME (0700; the
+//	                    Codex login, auth.json 0600)
+//	    harness.log     0600, the output of every Codex command (login,
+//	                    model probe, app-server) and of the codex plugin
+//	                    install
 //
 // The secret environment of a revision (RevisionSpec.Env) reaches the gateway
 // through its process environment only. It is kept in memory to restart a
