@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,17 +56,7 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		dirs, _ := filepath.Glob(filepath.Join(root, "namespaces", "*", "agents", "*"))
-		for _, dir := range dirs {
-			ref := compute.AgentRef{NamespaceID: filepath.Base(filepath.Dir(filepath.Dir(dir))), AgentID: filepath.Base(dir)}
-			if err := ld.StopAgent(context.Background(), ref); err != nil {
-				t.Errorf("cleanup: stop %s: %v", ref.AgentID, err)
-			}
-		}
-		ld.Close()
-		t.Logf("local driver events:\n%s", events)
-	})
+	t.Cleanup(func() { stopEveryAgent(t, ld, root, events) })
 	drv := &timedDriver{Driver: ld}
 	e := boot(t, storetest.URL(t, "sqlite"), drv, func(m *server.Main) {
 		m.Config.Worker.ConvergenceTimeout = config.Duration(15 * time.Minute)

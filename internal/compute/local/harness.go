@@ -493,22 +493,8 @@ func (d *Driver) prepareDedicated(ctx context.Context, a *agent, st *runState, s
 func (d *Driver) adoptHarness(a *agent, st *runState) {
 	p := &proc{pid: st.HarnessPID, start: st.HarnessStartTime, started: time.Now(), done: make(chan struct{})}
 	a.harness = p
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-d.closed:
-				return
-			case <-tick.C:
-			}
-			if !alive(p.pid, p.start) {
-				p.exit = "gone"
-				close(p.done)
-				return
-			}
-		}
-	}()
+	d.log.Info("harness re-adopted", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid)
+	go d.watchAdopted(p)
 	go d.superviseHarness(a, p)
 }
 

@@ -218,23 +218,27 @@ func (d *Driver) adopt(a *agent, st *runState) {
 	}
 	a.proc, a.backoff = p, 0
 	d.log.Info("gateway re-adopted", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid, "revision", st.RevisionID)
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-d.closed:
-				return
-			case <-tick.C:
-			}
-			if !alive(p.pid, p.start) {
-				p.exit = "gone"
-				close(p.done)
-				return
-			}
-		}
-	}()
+	go d.watchAdopted(p)
 	go d.supervise(a, p)
+}
+
+// watchAdopted closes p.done once the adopted process p (not our child)
+// is gone, polling /proc every second until the driver closes.
+func (d *Driver) watchAdopted(p *proc) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.closed:
+			return
+		case <-tick.C:
+		}
+		if !alive(p.pid, p.start) {
+			p.exit = "gone"
+			close(p.done)
+			return
+		}
+	}
 }
 
 // killStrays stops every live process whose environment names the
