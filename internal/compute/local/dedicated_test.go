@@ -233,6 +233,7 @@ func TestDedicatedCodexRejectedCredentialIsHeldAuthenticationFailed(t *testing.T
 		{"OPENAI_API_KEY": "sk-rejected-" + canary(t)},     // 401
 		{"OPENAI_API_KEY": "sk-forbidden-" + canary(t)},    // 403
 		{"CODEX_ACCESS_TOKEN": "at-rejected-" + canary(t)}, // 401 for a PAT
+		{"CODEX_ACCESS_TOKEN": "at-revoked-" + canary(t)},  // 401 at the login
 		{"CODEX_ACCESS_TOKEN": "not-a-token-" + canary(t)}, // no Codex access token
 	} {
 		r := heldDedicated(t, d, secret)

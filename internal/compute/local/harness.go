@@ -249,12 +249,18 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, cred *syscall.Cred
 		return r, false, err
 	}
 	cmd.Stdin = strings.NewReader(value + "\n")
-	cmd.Stdout, cmd.Stderr = log, log
+	var loginOut tailBuffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &loginOut), io.MultiWriter(log, &loginOut)
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return compute.Readiness{PendingReason: PendingStarting}, true, nil
 		}
 		d.log.Warn("harness login failed", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "exit", exitText(err))
+		// An access-token login asks the provider about the token: a
+		// refusal is a rejected credential.
+		if rejected(loginOut.String()) {
+			return harnessHeld(compute.HeldCheckModelCredential, CodeAuthenticationFailed, nil), true, nil
+		}
 		return harnessHeld(CheckLogin, CodeStartupFailed, nil), true, nil
 	}
 
@@ -286,12 +292,17 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, cred *syscall.Cred
 // provider's HTTP status ("unexpected status 401 Unauthorized: …").
 func probeVerdict(out string) compute.Readiness {
 	switch {
-	case strings.Contains(out, "401 Unauthorized"), strings.Contains(out, "403 Forbidden"):
+	case rejected(out):
 		return harnessHeld(compute.HeldCheckModelCredential, CodeAuthenticationFailed, nil)
 	case strings.Contains(out, "429 Too Many Requests"):
 		return harnessHeld(compute.HeldCheckModelProbe, compute.HeldModelProbeFailed, &compute.FailureCause{Kind: "PROBE_STATUS", Detail: "rate_limit"})
 	}
 	return harnessHeld(compute.HeldCheckModelProbe, compute.HeldModelProbeFailed, &compute.FailureCause{Kind: "PROBE_STATUS", Detail: "other"})
+}
+
+// rejected reports whether Codex output names a provider's 401 or 403.
+func rejected(out string) bool {
+	return strings.Contains(out, "401 Unauthorized") || strings.Contains(out, "403 Forbidden")
 }
 
 // tailBuffer keeps the last 64 KiB written to it.

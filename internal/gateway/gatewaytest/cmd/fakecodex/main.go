@@ -10,7 +10,9 @@
 //
 // The fake provider behind it decides by the credential, as a real one
 // would: a secret containing "rejected" gets 401, "forbidden" 403,
-// "broken" 500, and "slow" no answer; any other is accepted. exec records
+// "broken" 500, and "slow" no answer; any other is accepted. An access
+// token containing "revoked" is refused at login already (401), as the
+// real login asks the provider about the token. exec records
 // its overrides and flags in $CODEX_HOME/exec.args. The app-server answers
 // GET /readyz, and a WebSocket upgrade on / with 101 only for
 // "Authorization: Bearer <token>" whose SHA-256 is the one given (401
@@ -89,6 +91,11 @@ func login(home string, args []string) int {
 	secret := strings.TrimSpace(line)
 	if secret == "" {
 		fmt.Fprintln(os.Stderr, "Error: no credential on stdin")
+		return 1
+	}
+	// The real access-token login asks the provider about the token.
+	if mode == "access_token" && strings.Contains(secret, "revoked") {
+		fmt.Fprintln(os.Stderr, "Error logging in with access token: failed to request personal access token metadata: unexpected status 401 Unauthorized")
 		return 1
 	}
 	b, _ := json.Marshal(auth{Mode: mode, Secret: secret})
