@@ -350,7 +350,7 @@ func (d *Driver) startHarness(a *agent, st *runState, doc map[string]any, cred *
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start the harness: %w", err)
 	}
-	p := &proc{pid: cmd.Process.Pid, child: cmd, started: time.Now(), done: make(chan struct{})}
+	p := &proc{pid: cmd.Process.Pid, child: cmd, started: time.Now(), done: make(chan struct{}), harness: true}
 	go func() {
 		err := cmd.Wait()
 		p.exit = exitText(err)
@@ -417,7 +417,7 @@ func (d *Driver) superviseHarness(a *agent, p *proc) {
 func (d *Driver) stopHarness(a *agent, st *runState) error {
 	p := a.harness
 	if p == nil && st.HarnessPID != 0 && alive(st.HarnessPID, st.HarnessStartTime) {
-		p = &proc{pid: st.HarnessPID, start: st.HarnessStartTime, done: make(chan struct{})}
+		p = &proc{pid: st.HarnessPID, start: st.HarnessStartTime, done: make(chan struct{}), harness: true}
 	}
 	if p != nil {
 		if err := d.stopProc(a, p); err != nil {
@@ -502,7 +502,7 @@ func (d *Driver) prepareDedicated(ctx context.Context, a *agent, st *runState, s
 // adoptHarness starts watching a live app-server an earlier driver
 // started.
 func (d *Driver) adoptHarness(a *agent, st *runState) {
-	p := &proc{pid: st.HarnessPID, start: st.HarnessStartTime, started: time.Now(), done: make(chan struct{})}
+	p := &proc{pid: st.HarnessPID, start: st.HarnessStartTime, started: time.Now(), done: make(chan struct{}), harness: true}
 	a.harness = p
 	d.log.Info("harness re-adopted", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid)
 	go d.watchAdopted(p)

@@ -31,6 +31,17 @@ type proc struct {
 	// reaped); exit then says how ("exit-78", "signal-SIGKILL").
 	done chan struct{}
 	exit string
+	// harness marks the app-server of a dedicated revision (harness.go);
+	// otherwise it is the gateway.
+	harness bool
+}
+
+// what names the process in log messages.
+func (p *proc) what() string {
+	if p.harness {
+		return "harness"
+	}
+	return "gateway"
 }
 
 // key identifies the process across PID reuse.
@@ -98,15 +109,15 @@ func (d *Driver) stopProc(a *agent, p *proc) error {
 	}
 	p.signal(syscall.SIGTERM)
 	if p.wait(d.stopTimeout) {
-		d.log.Info("gateway stopped", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid)
+		d.log.Info(p.what()+" stopped", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid)
 		return nil
 	}
-	d.log.Warn("gateway ignored SIGTERM; sending SIGKILL", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid, "after", d.stopTimeout)
+	d.log.Warn(p.what()+" ignored SIGTERM; sending SIGKILL", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid, "after", d.stopTimeout)
 	p.signal(syscall.SIGKILL)
 	if p.wait(killWait) {
 		return nil
 	}
-	return fmt.Errorf("gateway process %d did not exit after SIGKILL", p.pid)
+	return fmt.Errorf("%s process %d did not exit after SIGKILL", p.what(), p.pid)
 }
 
 // exitText describes how a child ended.
