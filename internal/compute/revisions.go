@@ -28,8 +28,13 @@ type RevisionSpec struct {
 	ExecutionMode      string         // embedded | dedicated
 	Document           map[string]any // the frozen native Configuration document
 	Env                map[string]string
-	Plugins            []string          // plugin IDs (name@catalog)
-	InitialFiles       map[string]string // applied once before the first start; nil when none
+	// HarnessEnv is the secret environment of a dedicated revision's
+	// harness (the Codex app-server), never given to its gateway:
+	// OPENAI_API_KEY (harnessAuth api_key) or CODEX_ACCESS_TOKEN
+	// (codex_pat). Nil for an embedded revision.
+	HarnessEnv   map[string]string
+	Plugins      []string          // plugin IDs (name@catalog)
+	InitialFiles map[string]string // applied once before the first start; nil when none
 	// NativeAdminOrigin, when set, is the browser origin of the Agent's
 	// native admin UI: the gateway then runs in trusted-proxy mode
 	// (gateway.NativeAdminProxy), trusting only occ's proxy for that origin,

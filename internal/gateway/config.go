@@ -39,6 +39,36 @@ type RenderInput struct {
 	// TrustedProxy, when set, renders the trusted-proxy auth mode instead of
 	// token auth (reference/openclaw-runtime.md §3).
 	TrustedProxy *TrustedProxy
+	// CodexAppServer, when set, runs the document's primary model through
+	// the codex plugin's harness over WebSocket to an app-server that
+	// already runs (a dedicated revision): occ owns plugins.entries.codex
+	// and the primary model's agentRuntime then. The gateway gets the
+	// app-server's URL and, through its environment (CodexTokenEnv), the
+	// token; never the model credential.
+	CodexAppServer *CodexAppServer
+}
+
+// CodexAppServer is where a dedicated gateway's harness listens.
+type CodexAppServer struct {
+	URL string // ws://127.0.0.1:PORT
+}
+
+// CodexTokenEnv is the variable holding the app-server's per-startup
+// token in a dedicated gateway's environment; the rendered document names
+// it, never its value.
+const CodexTokenEnv = "CODEX_APP_SERVER_TOKEN"
+
+// CodexPluginID is the id of the official codex plugin.
+const CodexPluginID = "codex"
+
+// renderCodex points the primary model at the codex harness over WebSocket.
+func renderCodex(doc map[string]any, as *CodexAppServer) {
+	setPath(doc, map[string]any{"enabled": true, "config": map[string]any{"appServer": map[string]any{
+		"transport": "websocket", "url": as.URL, "authToken": "${" + CodexTokenEnv + "}"}}},
+		"plugins", "entries", CodexPluginID)
+	if ref := PrimaryModel(doc); ref != "" {
+		setPath(doc, map[string]any{"id": CodexPluginID}, "agents", "defaults", "models", ref, "agentRuntime")
+	}
 }
 
 // TrustedProxy is the gateway side of the native admin UI proxy.
@@ -191,6 +221,9 @@ func RenderConfig(in RenderInput) ([]byte, error) {
 	setPath(doc, in.LogFile, "logging", "file")
 	setPath(doc, false, "models", "catalogRefresh", "enabled")
 	setPath(doc, false, "update", "checkOnStart")
+	if in.CodexAppServer != nil {
+		renderCodex(doc, in.CodexAppServer)
+	}
 
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -247,6 +280,16 @@ func stringsAny(s []string) []any {
 // "provider/model"}), or "" when none is set. It is the provider
 // models.probe checks.
 func ModelProvider(doc map[string]any) string {
+	provider, _, ok := strings.Cut(PrimaryModel(doc), "/")
+	if !ok {
+		return ""
+	}
+	return provider
+}
+
+// PrimaryModel is the document's primary model reference
+// ("openai/gpt-5.4"), or "".
+func PrimaryModel(doc map[string]any) string {
 	agents, _ := doc["agents"].(map[string]any)
 	defaults, _ := agents["defaults"].(map[string]any)
 	var ref string
@@ -256,11 +299,7 @@ func ModelProvider(doc map[string]any) string {
 	case map[string]any:
 		ref, _ = m["primary"].(string)
 	}
-	provider, _, ok := strings.Cut(ref, "/")
-	if !ok {
-		return ""
-	}
-	return provider
+	return ref
 }
 
 // LaunchInput is what LaunchEnv needs.

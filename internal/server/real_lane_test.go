@@ -67,17 +67,7 @@ func TestRealOpenClawLane(t *testing.T) {
 	// Registered before boot, so it runs after occ closed: occ's shutdown
 	// never stops gateways, so stop whatever still runs (a failed test
 	// must not leave 1 GB processes behind), then close the driver.
-	t.Cleanup(func() {
-		dirs, _ := filepath.Glob(filepath.Join(root, "namespaces", "*", "agents", "*"))
-		for _, dir := range dirs {
-			ref := compute.AgentRef{NamespaceID: filepath.Base(filepath.Dir(filepath.Dir(dir))), AgentID: filepath.Base(dir)}
-			if err := ld.StopAgent(context.Background(), ref); err != nil {
-				t.Errorf("cleanup: stop %s: %v", ref.AgentID, err)
-			}
-		}
-		ld.Close()
-		t.Logf("local driver events:\n%s", events)
-	})
+	t.Cleanup(func() { stopEveryAgent(t, ld, root, events) })
 	drv := &timedDriver{Driver: ld}
 	serverLog := &eventLog{min: slog.LevelWarn}
 	e := boot(t, storetest.URL(t, "sqlite"), drv, func(m *server.Main) {
@@ -101,6 +91,21 @@ func TestRealOpenClawLane(t *testing.T) {
 
 	t.Run("deploy-stop-redeploy-delete", func(t *testing.T) { w.withT(t).lifecycle(canary) })
 	t.Run("rejected-model-credential", func(t *testing.T) { w.withT(t).rejectedCredential() })
+}
+
+// stopEveryAgent stops whatever still runs under the local driver's root
+// (a failed test must not leave 1 GB processes behind), closes the driver
+// and logs its events.
+func stopEveryAgent(t *testing.T, ld *local.Driver, root string, events *eventLog) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "namespaces", "*", "agents", "*"))
+	for _, dir := range dirs {
+		ref := compute.AgentRef{NamespaceID: filepath.Base(filepath.Dir(filepath.Dir(dir))), AgentID: filepath.Base(dir)}
+		if err := ld.StopAgent(context.Background(), ref); err != nil {
+			t.Errorf("cleanup: stop %s: %v", ref.AgentID, err)
+		}
+	}
+	ld.Close()
+	t.Logf("local driver events:\n%s", events)
 }
 
 // realWorld is the lane's occ, Namespace and Secret.

@@ -252,9 +252,13 @@ func (m *Main) driver() (compute.Driver, error) {
 	}
 	switch m.Config.Compute.Driver {
 	case "local":
-		command := local.InstallingRuntime(m.Config.RuntimeDir, logLines{m.Logger.With("component", "runtime")})
+		progress := logLines{m.Logger.With("component", "runtime")}
+		command := local.InstallingRuntime(m.Config.RuntimeDir, progress)
+		// Dedicated Codex runs with the pinned runtime's Codex pieces; a
+		// configured gateway command (a test's fake gateway) runs none.
+		harness := local.InstalledHarness(m.Config.RuntimeDir, progress)
 		if m.Config.Compute.GatewayCommand != "" {
-			command = local.BinaryCommand(m.Config.Compute.GatewayCommand)
+			command, harness = local.BinaryCommand(m.Config.Compute.GatewayCommand), nil
 		}
 		first, last, err := m.Config.Compute.Local.UIDs()
 		if err != nil {
@@ -265,7 +269,7 @@ func (m *Main) driver() (compute.Driver, error) {
 				return nil, err
 			}
 		}
-		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"), Command: command,
+		d, err := local.Open(local.Options{Root: filepath.Join(m.Config.DataDir, "compute"), Command: command, Harness: harness,
 			UIDRange: local.UIDRange{First: first, Last: last}, Logger: m.Logger.With("component", "compute")})
 		if err != nil {
 			return nil, fmt.Errorf("local compute driver: %w", err)

@@ -135,8 +135,9 @@ func TestDeployWorkspaceDefaultsCheck(t *testing.T) {
 	})
 }
 
-// TestLocalDriverRefusesDedicated: the local driver runs embedded OpenClaw
-// only, so deploying a dedicated Agent (the seed's first example) answers
+// TestLocalDriverRefusesDedicated: a local driver without the Codex
+// harness (here: one running a configured gateway command, the fake
+// gateway) runs embedded OpenClaw only, so deploying a dedicated Agent (the seed's first example) answers
 // 400 naming /executionMode with EXECUTION_MODE_UNSUPPORTED: no revision
 // is admitted and no gateway starts. The same Agent switched to embedded
 // deploys.

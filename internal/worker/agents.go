@@ -192,6 +192,7 @@ func (w *agentWorker) resume(ctx context.Context, job *river.Job[jobs.AgentArgs]
 	spec.InitialFiles = nil // applied by the first deployment already
 	_, err = rd.PrepareRevision(ctx, spec)
 	clearEnv(spec.Env)
+	clearEnv(spec.HarnessEnv)
 	if err != nil {
 		if compute.PermanentCode(err) != "" || job.Attempt >= job.MaxAttempts {
 			return river.JobCancel(err)

@@ -193,12 +193,30 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 		}
 	}
 	if h := s.HarnessAuth; h != nil && h.Source != nil {
-		if !w.resolveInto(ctx, spec.Env, modelKeyEnv(s.Configuration.Document), ag.NamespaceID, h.Source.ID) {
+		env, name := spec.Env, modelKeyEnv(s.Configuration.Document)
+		if s.ExecutionMode == occ.ExecutionDedicated {
+			// Only the harness gets the model credential, under the
+			// variable its login reads.
+			spec.HarnessEnv = map[string]string{}
+			env, name = spec.HarnessEnv, harnessKeyEnv(h.Method)
+		}
+		if !w.resolveInto(ctx, env, name, ag.NamespaceID, h.Source.ID) {
 			clearEnv(spec.Env)
+			clearEnv(spec.HarnessEnv)
 			return spec, occ.DeploySecretUnavailable, nil
 		}
 	}
 	return spec, "", nil
+}
+
+// harnessKeyEnv is the variable a dedicated harness's credential is
+// delivered in: CODEX_ACCESS_TOKEN for codex_pat (Codex's access-token
+// login), OPENAI_API_KEY for api_key.
+func harnessKeyEnv(method string) string {
+	if method == occ.HarnessCodexPAT {
+		return "CODEX_ACCESS_TOKEN"
+	}
+	return "OPENAI_API_KEY"
 }
 
 // resolveInto reads a Secret of the Namespace into env[name]; false when it

@@ -94,6 +94,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 	w.markRunning(ctx, p)
 	ready, err := w.prepare(ctx, p.rd, spec)
 	clearEnv(spec.Env)
+	clearEnv(spec.HarnessEnv)
 	if err != nil {
 		return w.driverError(ctx, p, err)
 	}

@@ -39,6 +39,37 @@ func TestDeploySucceedsAndDeliversSecretsOnlyToTheRuntime(t *testing.T) {
 	}
 }
 
+// TestDedicatedDeliversTheModelCredentialOnlyToTheHarness: a dedicated
+// revision's model credential goes to the harness, under the variable its
+// login reads (api_key: OPENAI_API_KEY, codex_pat: CODEX_ACCESS_TOKEN),
+// and never into the gateway's environment; other Secret bindings still go
+// to the gateway.
+func TestDedicatedDeliversTheModelCredentialOnlyToTheHarness(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		method, want string
+	}{{occ.HarnessAPIKey, "OPENAI_API_KEY"}, {occ.HarnessCodexPAT, "CODEX_ACCESS_TOKEN"}} {
+		t.Run(tt.method, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, computetest.FakeCapabilities())
+			slack := e.secret("xoxb-slack")
+			g := e.agent(agentSpec{mode: occ.ExecutionDedicated, harness: func(e *env) *occ.HarnessAuth {
+				return &occ.HarnessAuth{Method: tt.method, Source: &occ.SecretRef{Kind: "secret", NamespaceID: e.ns, ID: e.secret("model-credential")}}
+			}, bindings: map[string]occ.SecretBinding{"SLACK_BOT_TOKEN": {Source: occ.SecretRef{Kind: "secret", NamespaceID: e.ns, ID: slack}, Delivery: "env"}}})
+			rev := e.deploy(e.admin, g)
+			if st := e.settled(g, rev); st.Status != occ.DeploymentSucceeded {
+				t.Fatalf("deployment = %+v; want succeeded", st)
+			}
+			if h := e.fake.HarnessEnv(g.ID); h[tt.want] != "model-credential" || len(h) != 1 {
+				t.Fatalf("the harness got %v; want only %s", h, tt.want)
+			}
+			if env := e.fake.Env(g.ID); env["SLACK_BOT_TOKEN"] != "xoxb-slack" || len(env) != 1 {
+				t.Fatalf("the gateway got env %v; want the Slack token only, never the model credential", env)
+			}
+		})
+	}
+}
+
 func TestQueuedDeploymentShowsWhenItIsEligible(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, computetest.FakeCapabilities())

@@ -27,16 +27,17 @@ var _ compute.Driver = (*Fake)(nil)
 // fakeWorld is the state a Fake and every Fake reopened from it share:
 // what a host or cluster would hold, plus the switches and call counts.
 type fakeWorld struct {
-	mu         sync.Mutex
-	namespaces map[string]bool
-	agents     map[string]*fakeAgent // by Agent ID
-	deleted    map[string]bool
-	lastEnv    map[string]map[string]string
-	notReady   map[string]fakeNotReady
-	held       map[string]*compute.RuntimeFailure
-	warnings   map[string][]compute.Warning
-	started    int // workloads started so far, to name the next
-	calls      callCounts
+	mu             sync.Mutex
+	namespaces     map[string]bool
+	agents         map[string]*fakeAgent // by Agent ID
+	deleted        map[string]bool
+	lastEnv        map[string]map[string]string
+	lastHarnessEnv map[string]map[string]string
+	notReady       map[string]fakeNotReady
+	held           map[string]*compute.RuntimeFailure
+	warnings       map[string][]compute.Warning
+	started        int // workloads started so far, to name the next
+	calls          callCounts
 }
 
 // fakeAgent is what the Fake keeps of one Agent: its stored state, and
@@ -83,7 +84,7 @@ func NewFake(caps compute.Capabilities) *Fake {
 	}
 	return &Fake{caps: cloneCapabilities(caps), w: &fakeWorld{
 		namespaces: map[string]bool{}, agents: map[string]*fakeAgent{}, deleted: map[string]bool{},
-		lastEnv: map[string]map[string]string{}, notReady: map[string]fakeNotReady{},
+		lastEnv: map[string]map[string]string{}, lastHarnessEnv: map[string]map[string]string{}, notReady: map[string]fakeNotReady{},
 		held: map[string]*compute.RuntimeFailure{}, warnings: map[string][]compute.Warning{},
 	}}
 }
@@ -184,6 +185,7 @@ func (w *fakeWorld) start(a *fakeAgent, spec compute.RevisionSpec, workspaceSetu
 	}
 	a.env = maps.Clone(spec.Env)
 	w.lastEnv[spec.AgentID] = maps.Clone(spec.Env)
+	w.lastHarnessEnv[spec.AgentID] = maps.Clone(spec.HarnessEnv)
 }
 
 // ActivateRevision implements compute.Driver.

@@ -31,6 +31,14 @@ func (f *Fake) Env(agentID string) map[string]string {
 	return maps.Clone(f.w.lastEnv[agentID])
 }
 
+// HarnessEnv returns a copy of the harness environment (the dedicated
+// model credential) of the Agent's last started workload.
+func (f *Fake) HarnessEnv(agentID string) map[string]string {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	return maps.Clone(f.w.lastHarnessEnv[agentID])
+}
+
 // Files returns a copy of the Agent's workspace files (the initial files
 // land there once); nil when the Agent has no state.
 func (f *Fake) Files(agentID string) map[string]string {

@@ -62,6 +62,14 @@ type runState struct {
 	// InitialFilesApplied records that the workspace got the initial files
 	// (before the first start): they are never written again.
 	InitialFilesApplied bool `json:"initialFilesApplied,omitempty"`
+	// Dedicated: the revision runs dedicated Codex (harness.go): the
+	// harness app-server (HarnessPID, HarnessStartTime: as PID and
+	// StartTime) beside the gateway. CodexPlugin is the codex plugin spec
+	// installed into the gateway's state.
+	Dedicated        bool   `json:"dedicated,omitempty"`
+	HarnessPID       int    `json:"harnessPid,omitempty"`
+	HarnessStartTime uint64 `json:"harnessStartTime,omitempty"`
+	CodexPlugin      string `json:"codexPlugin,omitempty"`
 	// NativeAdminOrigin is the native admin origin the gateway of RevisionID
 	// was started for (trusted-proxy mode); "" for token mode.
 	NativeAdminOrigin string `json:"nativeAdminOrigin,omitempty"`
@@ -136,11 +144,20 @@ type agent struct {
 	// the port itself, its model credential not rejected. Neither is asked
 	// again.
 	verified string
+	// harness is the app-server of a dedicated revision; appToken its
+	// per-startup token (in memory, and in the gateway's environment).
+	harness  *proc
+	appToken string
+	// held is the held readiness of the revision heldRev, whose harness
+	// failed its login or model probe: asked again, the answer stays.
+	held    *compute.Readiness
+	heldRev string
 }
 
 // reset forgets everything about a deleted Agent.
 func (a *agent) reset() {
 	a.proc, a.env, a.backoff, a.verified = nil, nil, 0, ""
+	a.harness, a.appToken, a.held, a.heldRev = nil, "", nil, ""
 }
 
 // agentFor returns the in-memory Agent, created on first use.

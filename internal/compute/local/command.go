@@ -76,6 +76,9 @@ type Options struct {
 	// Command starts a gateway. Without one the driver manages Namespaces
 	// only and PrepareRevision fails.
 	Command Command
+	// Harness runs the Codex pieces of dedicated revisions (harness.go);
+	// without one the driver does not declare dedicated.
+	Harness *Harness
 	// StopTimeout is how long a gateway gets to exit after SIGTERM before it
 	// is sent SIGKILL; default DefaultStopTimeout.
 	StopTimeout time.Duration

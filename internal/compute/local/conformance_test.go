@@ -21,11 +21,15 @@ func TestConformance(t *testing.T) {
 	computetest.Run(t, harness)
 }
 
-// harness is a local driver on a new root, running the fake gateway; its
-// switches stand in for a slow start and a rejected model credential.
+// harness is a local driver on a new root, running the fake gateway (and,
+// for dedicated revisions, the fake Codex CLI); its switches stand in for a
+// slow start and a rejected model credential.
 func harness(t *testing.T) computetest.Harness {
 	root := gatewaytest.ReachableDir(t)
-	short := func(o *local.Options) { o.StopTimeout = 5 * time.Second }
+	short := func(o *local.Options) {
+		o.StopTimeout = 5 * time.Second
+		o.Harness = local.BinaryHarness(fakeCodex, fakeGateway)
+	}
 	d, _ := open(t, root, short)
 	return computetest.Harness{
 		Driver:   d,
@@ -35,6 +39,15 @@ func harness(t *testing.T) computetest.Harness {
 			return d2
 		},
 		Options: computetest.Options{
+			// A dedicated revision (the driver declares dedicated with its
+			// fake Codex harness) gets its model key and primary model.
+			Spec: func(s compute.RevisionSpec) compute.RevisionSpec {
+				if s.ExecutionMode == "dedicated" {
+					d := dedicatedSpec(s.AgentRef, s.Number, map[string]string{"OPENAI_API_KEY": "sk-conformance"})
+					s.Document, s.HarnessEnv = withDoc(s.Document, d.Document), d.HarnessEnv
+				}
+				return s
+			},
 			SlowStart: func(s compute.RevisionSpec) compute.RevisionSpec {
 				s.Env = with(s.Env, map[string]string{"FAKEGATEWAY_LISTEN_DELAY": "1s", "FAKEGATEWAY_STARTUP_DELAY": "2s"})
 				return s

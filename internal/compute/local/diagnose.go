@@ -56,6 +56,67 @@ var diagMessages = map[string]string{
 	CodeSlackNotConfigured: "Slack is not configured on the gateway.",
 	CodeSlackAuthFailed:    "Slack rejected the configured tokens.",
 	CodeSlackDisconnected:  "The Slack connection is down.",
+	CodeNotLoggedIn:        "The harness's Codex home holds no login.",
+}
+
+// harnessMessages replace the gateway wording for the harness's checks.
+var harnessMessages = map[string]string{
+	CodeUnavailable:   "The harness of this revision is not running or did not answer.",
+	CodeProcessExited: "The harness process of this revision should run and does not.",
+	CodeNotReady:      "The harness app-server does not answer its readiness probe.",
+}
+
+// diagnoseHarness checks a dedicated revision's harness: its process, its
+// login (the Codex home holds one) and whether its app-server answers
+// /readyz. An embedded revision has none of these checks.
+func (d *Driver) diagnoseHarness(rev compute.RevisionRef) ([]compute.Check, error) {
+	var dedicated, running, exited, login bool
+	var st0 runState
+	err := d.withAgent(rev.AgentRef, false, func(a *agent, st *runState) error {
+		if st == nil || st.RevisionID != rev.RevisionID || !st.Dedicated {
+			return nil
+		}
+		dedicated, login, st0 = true, loggedIn(a), *st
+		if !st.Running {
+			return nil
+		}
+		running = a.harness != nil && !a.harness.exited()
+		exited = !running
+		return nil
+	})
+	if err != nil || !dedicated {
+		return nil, err
+	}
+	hc := func(name, status, code string) compute.Check {
+		c := check(ComponentHarness, name, status, code)
+		if m, ok := harnessMessages[code]; ok {
+			c.Message = m
+		}
+		return c
+	}
+	out := make([]compute.Check, 0, 3)
+	switch {
+	case running:
+		out = append(out, hc(CheckProcess, gateway.CheckSucceeded, CodeOK))
+	case exited:
+		out = append(out, hc(CheckProcess, gateway.CheckFailed, CodeProcessExited))
+	default:
+		out = append(out, hc(CheckProcess, gateway.CheckUnknown, CodeUnavailable))
+	}
+	if login {
+		out = append(out, hc(CheckLogin, gateway.CheckSucceeded, CodeOK))
+	} else {
+		out = append(out, hc(CheckLogin, gateway.CheckFailed, CodeNotLoggedIn))
+	}
+	switch {
+	case running && appServerReady(&st0):
+		out = append(out, hc(CheckAppServer, gateway.CheckSucceeded, CodeOK))
+	case running:
+		out = append(out, hc(CheckAppServer, gateway.CheckFailed, CodeNotReady))
+	default:
+		out = append(out, hc(CheckAppServer, gateway.CheckUnknown, CodeUnavailable))
+	}
+	return out, nil
 }
 
 func check(component, name, status, code string) compute.Check {
@@ -76,6 +137,11 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	if err != nil {
 		return compute.Diagnosis{}, err
 	}
+	harness, err := d.diagnoseHarness(rev)
+	if err != nil {
+		return compute.Diagnosis{}, err
+	}
+	checks = append(checks, harness...)
 	return compute.Diagnosis{RevisionID: rev.RevisionID, Checks: checks}, nil
 }
 

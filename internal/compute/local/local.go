@@ -30,6 +30,12 @@
 //	                    the gateway beside itself
 //	    console.log     0600, the gateway's stdout and stderr since its last
 //	                    start (console.prev.log: the run before)
+//	    harness/        a dedicated revision's harness (harness.go): its
+//	                    HOME, with harness/codex its CODEX_HOME (0700; the
+//	                    Codex login, auth.json 0600)
+//	    harness.log     0600, the output of every Codex command (login,
+//	                    model probe, app-server) and of the codex plugin
+//	                    install
 //
 // The secret environment of a revision (RevisionSpec.Env) reaches the gateway
 // through its process environment only. It is kept in memory to restart a
@@ -63,8 +69,10 @@ import (
 
 // Driver is the local Compute Driver.
 type Driver struct {
-	root        string
-	cmd         Command
+	root string
+	cmd  Command
+	// harness runs dedicated revisions; nil: the driver runs none.
+	harness     *Harness
 	stopTimeout time.Duration
 	// modelProbeTimeout bounds the startup model probe.
 	modelProbeTimeout time.Duration
@@ -87,17 +95,26 @@ var _ compute.Driver = (*Driver)(nil)
 // embedded OpenClaw with an API key delivered in the gateway's
 // environment, no plugins (it installs none yet), initial workspace files,
 // the native admin UI, and state kept under the Agent's directory across
-// stops and revisions. Dedicated Codex is not run here yet: such a
-// revision is refused, never started as an embedded gateway. Every call
-// returns new slices, so a caller cannot change what the driver declares.
+// stops and revisions. With a Harness (Options.Harness) it also runs
+// dedicated Codex (harness.go), delivering api_key and codex_pat to the
+// harness only; chatgpt_service_account and credential_source are not
+// delivered (refused with HARNESS_AUTH_UNSUPPORTED), and without a Harness
+// a dedicated revision is refused (EXECUTION_MODE_UNSUPPORTED), never
+// started as an embedded gateway. Every call returns new slices, so a
+// caller cannot change what the driver declares.
 func (d *Driver) Capabilities() compute.Capabilities {
-	return compute.Capabilities{
+	c := compute.Capabilities{
 		ExecutionModes:     []string{occ.ExecutionEmbedded},
 		HarnessAuthMethods: []string{occ.HarnessAPIKey},
 		WorkspaceSetup:     true,
 		NativeAdmin:        true,
 		PersistentState:    true,
 	}
+	if d.harness != nil {
+		c.ExecutionModes = append(c.ExecutionModes, occ.ExecutionDedicated)
+		c.HarnessAuthMethods = append(c.HarnessAuthMethods, occ.HarnessCodexPAT)
+	}
+	return c
 }
 
 // New returns a local driver keeping its state under root (created 0700),
@@ -118,7 +135,7 @@ func Open(o Options) (*Driver, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("local compute root: %w", err)
 	}
-	d := &Driver{root: root, cmd: o.Command, stopTimeout: o.StopTimeout, modelProbeTimeout: o.ModelProbeTimeout,
+	d := &Driver{root: root, cmd: o.Command, harness: o.Harness, stopTimeout: o.StopTimeout, modelProbeTimeout: o.ModelProbeTimeout,
 		firstPort: o.FirstPort, log: o.Logger, agents: map[string]*agent{}, closed: make(chan struct{})}
 	if d.stopTimeout <= 0 {
 		d.stopTimeout = DefaultStopTimeout

@@ -22,8 +22,9 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 )
 
-// fakeGateway is the fake gateway binary, built once by TestMain.
-var fakeGateway string
+// fakeGateway is the fake gateway binary and fakeCodex the fake Codex
+// CLI, built once by TestMain.
+var fakeGateway, fakeCodex string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "occ-local-test-")
@@ -41,6 +42,13 @@ func TestMain(m *testing.M) {
 	out, err := exec.Command("go", "build", "-o", fakeGateway, gatewaytest.BinaryPackage).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", gatewaytest.BinaryPackage, err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	fakeCodex = filepath.Join(dir, "fakecodex")
+	out, err = exec.Command("go", "build", "-o", fakeCodex, gatewaytest.CodexBinaryPackage).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", gatewaytest.CodexBinaryPackage, err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

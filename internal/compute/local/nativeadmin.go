@@ -17,7 +17,7 @@ import (
 
 // targetOf copies what a probe or a client needs of the Agent's gateway.
 func targetOf(a *agent, st *runState) target {
-	return target{proc: a.proc, port: st.Port, token: readToken(a.dir), nativeAdminOrigin: st.NativeAdminOrigin}
+	return target{proc: a.proc, port: st.Port, token: readToken(a.dir), nativeAdminOrigin: st.NativeAdminOrigin, dedicated: st.Dedicated}
 }
 
 // dialOptions is how occ's client connects to the gateway.

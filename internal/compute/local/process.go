@@ -31,6 +31,17 @@ type proc struct {
 	// reaped); exit then says how ("exit-78", "signal-SIGKILL").
 	done chan struct{}
 	exit string
+	// harness marks the app-server of a dedicated revision (harness.go);
+	// otherwise it is the gateway.
+	harness bool
+}
+
+// what names the process in log messages.
+func (p *proc) what() string {
+	if p.harness {
+		return "harness"
+	}
+	return "gateway"
 }
 
 // key identifies the process across PID reuse.
@@ -98,15 +109,15 @@ func (d *Driver) stopProc(a *agent, p *proc) error {
 	}
 	p.signal(syscall.SIGTERM)
 	if p.wait(d.stopTimeout) {
-		d.log.Info("gateway stopped", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid)
+		d.log.Info(p.what()+" stopped", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid)
 		return nil
 	}
-	d.log.Warn("gateway ignored SIGTERM; sending SIGKILL", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid, "after", d.stopTimeout)
+	d.log.Warn(p.what()+" ignored SIGTERM; sending SIGKILL", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid, "after", d.stopTimeout)
 	p.signal(syscall.SIGKILL)
 	if p.wait(killWait) {
 		return nil
 	}
-	return fmt.Errorf("gateway process %d did not exit after SIGKILL", p.pid)
+	return fmt.Errorf("%s process %d did not exit after SIGKILL", p.what(), p.pid)
 }
 
 // exitText describes how a child ended.
@@ -169,10 +180,31 @@ func (d *Driver) observe(a *agent, st *runState) error {
 			changed = true
 		}
 	}
+	if p := a.harness; p != nil && (st.HarnessPID != p.pid || st.HarnessStartTime != p.start) {
+		a.harness = nil
+	}
+	if a.harness == nil && st.HarnessPID != 0 {
+		switch {
+		case !alive(st.HarnessPID, st.HarnessStartTime):
+			st.HarnessPID, st.HarnessStartTime = 0, 0
+			changed = true
+		case st.Running:
+			d.adoptHarness(a, st)
+		default:
+			if err := d.stopHarness(a, st); err != nil {
+				return err
+			}
+		}
+	}
 	if st.Launching {
 		d.killStrays(a, st.UID, st.PID)
 		st.Launching = false
 		changed = true
+	}
+	if st.Dedicated && st.Running && a.proc != nil && a.harness == nil {
+		// A dedicated gateway whose harness is gone holds a token of a
+		// dead app-server: its supervisor starts both again.
+		a.proc.signal(syscall.SIGTERM)
 	}
 	if changed {
 		return writeRun(a.dir, st)
@@ -190,28 +222,34 @@ func (d *Driver) adopt(a *agent, st *runState) {
 		for _, kv := range env {
 			if k, v, ok := strings.Cut(kv, "="); ok && !ownedEnv(k) {
 				a.env[k] = v
+			} else if ok && k == gateway.CodexTokenEnv {
+				a.appToken = v
 			}
 		}
 	}
 	a.proc, a.backoff = p, 0
 	d.log.Info("gateway re-adopted", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid, "revision", st.RevisionID)
-	go func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-d.closed:
-				return
-			case <-tick.C:
-			}
-			if !alive(p.pid, p.start) {
-				p.exit = "gone"
-				close(p.done)
-				return
-			}
-		}
-	}()
+	go d.watchAdopted(p)
 	go d.supervise(a, p)
+}
+
+// watchAdopted closes p.done once the adopted process p (not our child)
+// is gone, polling /proc every second until the driver closes.
+func (d *Driver) watchAdopted(p *proc) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-d.closed:
+			return
+		case <-tick.C:
+		}
+		if !alive(p.pid, p.start) {
+			p.exit = "gone"
+			close(p.done)
+			return
+		}
+	}
 }
 
 // killStrays stops every live process whose environment names the
@@ -224,13 +262,16 @@ func (d *Driver) adopt(a *agent, st *runState) {
 // called.
 func (d *Driver) killStrays(a *agent, uid uint32, except int) {
 	pids := processesWithEnv("OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir))
+	if a.harness == nil {
+		pids = append(pids, processesWithEnv("CODEX_HOME="+a.codexHome())...)
+	}
 	if d.separate && uid != 0 {
 		pids = append(pids, processesByUser()[uid]...)
 	}
 	slices.Sort(pids)
 	var strays []*proc
 	for _, pid := range slices.Compact(pids) {
-		if pid == except {
+		if pid == except || a.harness != nil && pid == a.harness.pid {
 			continue
 		}
 		if s, err := readStat(pid); err == nil {
@@ -286,11 +327,24 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 	if err != nil {
 		return err
 	}
+	var codex *gateway.CodexAppServer
+	if st.Dedicated {
+		if d.harness == nil {
+			return compute.Permanent(occ.DeployExecutionModeUnsupported, errNoHarness)
+		}
+		if err := d.installPlugin(a, st, cred); err != nil {
+			return err
+		}
+		if err := d.startHarness(a, st, doc, cred); err != nil {
+			return err
+		}
+		codex = &gateway.CodexAppServer{URL: appServerURL(st)}
+	}
 	// Only occ and the gateway read it (0600, or 0640 to the gateway's own
 	// group): in trusted-proxy mode it holds the identity derived from the
 	// token.
 	cfg, err := gateway.RenderConfig(gateway.RenderInput{Document: doc, Port: st.Port,
-		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logsDir, logFile), TrustedProxy: trustedProxy(st, token)})
+		WorkspaceDir: filepath.Join(a.dir, workspace), LogFile: filepath.Join(a.dir, logsDir, logFile), TrustedProxy: trustedProxy(st, token), CodexAppServer: codex})
 	if err != nil {
 		return compute.Permanent(occ.DeployInvalidConfiguration, err)
 	}
@@ -446,7 +500,7 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 // ownedEnv reports whether occ sets the variable itself: a revision's
 // environment cannot override it.
 func ownedEnv(name string) bool {
-	return name == "HOME" || name == "PATH" || strings.HasPrefix(name, "OPENCLAW_")
+	return name == "HOME" || name == "PATH" || name == gateway.CodexTokenEnv || strings.HasPrefix(name, "OPENCLAW_")
 }
 
 // environment is the gateway's whole environment: the runtime's needs
@@ -469,6 +523,9 @@ func (d *Driver) environment(a *agent, st *runState, secret, program string, ski
 		path = filepath.Dir(program) + ":" + path
 	}
 	env = append(env, "PATH="+path)
+	if st.Dedicated && a.appToken != "" {
+		env = append(env, gateway.CodexTokenEnv+"="+a.appToken)
+	}
 	for k, v := range a.env {
 		if k == "" || ownedEnv(k) || strings.ContainsAny(k, "=\x00") {
 			continue

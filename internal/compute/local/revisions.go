@@ -47,6 +47,7 @@ type target struct {
 	port              int
 	token             string // the Agent's secret: the token, or the password in trusted-proxy mode
 	nativeAdminOrigin string
+	dedicated         bool
 }
 
 func (t target) httpURL() string { return "http://127.0.0.1:" + strconv.Itoa(t.port) }
@@ -74,7 +75,12 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	}
 	var t target
 	var verified bool
+	var answer *compute.Readiness
 	err := d.withAgent(spec.AgentRef, true, func(a *agent, st *runState) error {
+		if a.held != nil && a.heldRev == spec.RevisionID && st.RevisionID == spec.RevisionID {
+			answer = a.held
+			return nil
+		}
 		if a.proc != nil && st.Running && st.RevisionID == spec.RevisionID {
 			if a.env == nil && spec.Env != nil {
 				a.env = cloneEnv(spec.Env)
@@ -92,6 +98,9 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 				a.proc = nil
 				st.PID, st.StartTime = 0, 0
 			}
+			if err := d.stopHarness(a, st); err != nil {
+				return err
+			}
 			first := !st.InitialFilesApplied
 			if first {
 				if err := applyInitialFiles(filepath.Join(a.dir, workspace), spec.InitialFiles); err != nil {
@@ -104,6 +113,22 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 				st.ActiveRevisionID = "" // what served is gone
 			}
 			a.env, a.backoff = cloneEnv(spec.Env), 0
+			a.held, a.heldRev = nil, ""
+			st.Dedicated = spec.ExecutionMode == occ.ExecutionDedicated
+			if st.Dedicated {
+				r, done, err := d.prepareDedicated(ctx, a, st, spec)
+				if err != nil || done {
+					if r.Held {
+						a.held, a.heldRev = &r, spec.RevisionID
+						st.Running = false
+					}
+					answer = &r
+					if werr := writeRun(a.dir, st); err == nil {
+						err = werr
+					}
+					return err
+				}
+			}
 			if err := d.start(a, st, spec.Document, !first); err != nil {
 				return err
 			}
@@ -114,6 +139,9 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	})
 	if err != nil {
 		return compute.Readiness{}, err
+	}
+	if answer != nil {
+		return *answer, nil
 	}
 	r, err := d.readiness(ctx, spec, t, verified)
 	if err == nil && r.Ready && !verified {
@@ -168,7 +196,9 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 		return compute.Readiness{}, err
 	}
 	defer c.Close()
-	if provider := gateway.ModelProvider(spec.Document); provider != "" && !verified {
+	// A dedicated gateway holds no model credential: its harness passed
+	// the model probe before it started.
+	if provider := gateway.ModelProvider(spec.Document); provider != "" && !verified && !t.dedicated {
 		if r, done := probeModel(ctx, c, provider, d.modelProbeTimeout); done {
 			return r, nil
 		}
@@ -273,8 +303,11 @@ func (d *Driver) stopAgent(a *agent, st *runState) error {
 			return err
 		}
 		a.proc = nil
-		d.killStrays(a, st.UID, 0)
 	}
+	if err := d.stopHarness(a, st); err != nil {
+		return err
+	}
+	d.killStrays(a, st.UID, 0)
 	if st.PID != 0 {
 		st.PID, st.StartTime = 0, 0
 		return writeRun(a.dir, st)

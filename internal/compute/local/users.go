@@ -66,7 +66,7 @@ func (d *Driver) dirMode() os.FileMode {
 }
 
 // gatewayDirs are the Agent's tree that its gateway writes.
-var gatewayDirs = []string{stateDir, workspace, homeDir, logsDir}
+var gatewayDirs = []string{stateDir, workspace, homeDir, logsDir, harnessDir}
 
 // checkUsers refuses a range that cannot give gateways users of their own,
 // and a root that those users cannot reach.

@@ -329,6 +329,21 @@ const BinaryPackage = "github.com/openclaw/occ/internal/gateway/gatewaytest/cmd/
 // cache makes repeated builds cheap.
 func BuildBinary(t testing.TB) string {
 	t.Helper()
+	return build(t, "fakegateway", BinaryPackage)
+}
+
+// CodexBinaryPackage is the import path of the fake Codex CLI.
+const CodexBinaryPackage = "github.com/openclaw/occ/internal/gateway/gatewaytest/cmd/fakecodex"
+
+// BuildCodexBinary builds the fake Codex CLI (cmd/fakecodex) like
+// BuildBinary and returns its path.
+func BuildCodexBinary(t testing.TB) string {
+	t.Helper()
+	return build(t, "fakecodex", CodexBinaryPackage)
+}
+
+func build(t testing.TB, name, pkg string) string {
+	t.Helper()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		if root := os.Getenv("GOROOT"); root != "" {
@@ -337,10 +352,10 @@ func BuildBinary(t testing.TB) string {
 			t.Fatalf("gatewaytest: go command not found: %v", err)
 		}
 	}
-	out := filepath.Join(ReachableDir(t), "fakegateway")
-	cmd := exec.Command(goCmd, "build", "-o", out, BinaryPackage)
+	out := filepath.Join(ReachableDir(t), name)
+	cmd := exec.Command(goCmd, "build", "-o", out, pkg)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gatewaytest: go build %s: %v\n%s", BinaryPackage, err, b)
+		t.Fatalf("gatewaytest: go build %s: %v\n%s", pkg, err, b)
 	}
 	return out
 }

@@ -55,6 +55,9 @@ type switches struct {
 
 // run is the whole program; it returns the exit code.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer, sig <-chan os.Signal) int {
+	if len(args) >= 2 && args[0] == "plugins" && args[1] == "install" {
+		return pluginsInstall(args[2:], getenv, stdout, stderr)
+	}
 	if len(args) < 2 || args[0] != "gateway" || args[1] != "run" {
 		fmt.Fprintln(stderr, "usage: fakegateway gateway run --port N [--bind loopback] [--auth MODE] [--token T] [--password-file F] [--allow-unconfigured]")
 		return exitUsage
@@ -89,6 +92,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	configPath := getenv("OPENCLAW_CONFIG_PATH")
 	if configPath == "" && stateDir != "" {
 		configPath = filepath.Join(stateDir, "openclaw.json")
+	}
+	if err := checkCodex(configPath, stateDir, getenv); err != nil {
+		fmt.Fprintf(stderr, "Gateway failed to start: %v\n", err)
+		return exitFailed
 	}
 	cfg := sw.cfg
 	cfg.ConfigPath, cfg.StateDir, cfg.HomeDir = configPath, stateDir, home
