@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
@@ -36,7 +37,7 @@ import (
 // rejects fails with RUNTIME_AUTHENTICATION_FAILED before any gateway
 // starts. It asserts no timing; it logs how long the deploy took.
 func TestRealDedicatedCodexLane(t *testing.T) {
-	cache := realRuntimeCache(t)
+	cache := cachetest.Runtime(t)
 	began := time.Now()
 	progress := lineLogger(t)
 	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: progress})
