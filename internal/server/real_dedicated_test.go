@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
