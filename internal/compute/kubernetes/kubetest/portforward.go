@@ -7,10 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
 )
 
 var (
@@ -137,4 +144,72 @@ func (c *Cluster) ForwardPodPort(t testing.TB, namespace, pod string, port int32
 			t.Errorf("kubetest: delete PortForward %s/%s: %v", namespace, pod, err)
 		}
 	})
+	// kwok learns of the object through a watch: wait until a port-forward
+	// through the API server is routed to target.
+	for {
+		err := c.probePortForward(ctx, namespace, pod, port)
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "no forward found") && !strings.Contains(err.Error(), "not found for port") {
+			t.Fatalf("kubetest: port-forward to %s/%s:%d: %v", namespace, pod, port, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("kubetest: kwok did not pick up the PortForward for %s/%s:%d in time: %v", namespace, pod, port, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// probePortForward opens one port-forward stream to namespace/pod:port
+// through the API server and closes it at once, so the target sees a
+// connection that ends without data. It returns the error kwok reports (no
+// forward for the port, or the target refused), or nil when the stream
+// reached the target.
+func (c *Cluster) probePortForward(ctx context.Context, namespace, pod string, port int32) error {
+	transport, upgrader, err := spdy.RoundTripperFor(c.admin)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(fmt.Sprintf("%s/api/v1/namespaces/%s/pods/%s/portforward", c.host, namespace, pod))
+	if err != nil {
+		return err
+	}
+	conn, _, err := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, u).
+		Dial(portforward.PortForwardProtocolV1Name)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	headers := http.Header{}
+	headers.Set(corev1.StreamType, corev1.StreamTypeError)
+	headers.Set(corev1.PortHeader, strconv.Itoa(int(port)))
+	headers.Set(corev1.PortForwardRequestIDHeader, "0")
+	errorStream, err := conn.CreateStream(headers)
+	if err != nil {
+		return err
+	}
+	errorStream.Close() // the client never writes on it
+	headers.Set(corev1.StreamType, corev1.StreamTypeData)
+	dataStream, err := conn.CreateStream(headers)
+	if err != nil {
+		return err
+	}
+	dataStream.Close() // no data: kwok's tunnel ends once it has dialled the target
+	done := make(chan struct{})
+	var message []byte
+	go func() {
+		message, _ = io.ReadAll(errorStream)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if len(message) > 0 {
+		return errors.New(string(message))
+	}
+	return nil
 }
