@@ -1,7 +1,6 @@
 package kubetest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,109 +8,96 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 )
 
-var (
-	crdResource         = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	portForwardResource = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "portforwards"}
-)
-
-// installCRDs creates the CustomResourceDefinitions of kwok-crds.yaml (kwok's
-// PortForward) and waits until the API server serves them.
-func (c *Cluster) installCRDs(ctx context.Context, apiserver *process) error {
-	client, err := dynamic.NewForConfig(c.admin)
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(c.asset("kwok-crds.yaml"))
-	if err != nil {
-		return err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var obj unstructured.Unstructured
-		if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("kubetest: %s: %w", c.asset("kwok-crds.yaml"), err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		crds := client.Resource(crdResource)
-		if _, err := crds.Create(ctx, &obj, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("kubetest: create CRD %s: %w", obj.GetName(), err)
-		}
-		if err := apiserver.waitFor(ctx, "serving CRD "+obj.GetName(), func(ctx context.Context) error {
-			got, err := crds.Get(ctx, obj.GetName(), metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-			for _, cond := range conds {
-				m, _ := cond.(map[string]any)
-				if m["type"] == "Established" && m["status"] == "True" {
-					return nil
-				}
-			}
-			return errNotReady
-		}); err != nil {
-			return err
-		}
-	}
-}
+var portForwardResource = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "portforwards"}
 
 // ForwardPodPort routes port-forwards to port of the fake Pod namespace/pod
 // to target, an address such as a listener the test opened on 127.0.0.1: a
 // client port-forwarding to that Pod through the API server (the
 // pods/portforward subresource, as kubectl port-forward does) then talks to
-// the test's process. kwok serves the nodes' kubelet API and follows a kwok
-// PortForward object named like the Pod, which this creates (or extends) and
-// deletes when the test ends. It needs a cluster started WithNodes.
+// the test's process. It needs a cluster started WithNodes, and returns once
+// a port-forward through the API server reaches target's relay.
+//
+// kwok serves the nodes' kubelet API and follows a kwok PortForward object
+// named like the Pod, which this creates (or extends) and deletes when the
+// test ends. The object points at a relay this package runs on loopback,
+// which passes each connection on to target; the relay lets ForwardPodPort
+// see kwok use the object without sending target a connection of its own.
 //
 // Reaching a fake Pod through the API server's pod proxy
 // (/api/v1/namespaces/NS/pods/NAME:PORT/proxy) does not work: the API server
 // dials the Pod's IP, which kwok invents and nothing answers.
 func (c *Cluster) ForwardPodPort(t testing.TB, namespace, pod string, port int32, target string) {
 	t.Helper()
-	host, portText, err := net.SplitHostPort(target)
-	if err != nil {
-		t.Fatalf("kubetest: ForwardPodPort target %q: %v", target, err)
-	}
-	targetPort, err := strconv.ParseInt(portText, 10, 32)
-	if err != nil {
-		t.Fatalf("kubetest: ForwardPodPort target %q: %v", target, err)
-	}
 	if len(c.nodes) == 0 {
 		t.Fatal("kubetest: ForwardPodPort needs a cluster started WithNodes")
 	}
+	if _, _, err := net.SplitHostPort(target); err != nil {
+		t.Fatalf("kubetest: ForwardPodPort target %q: %v", target, err)
+	}
+	r, err := newRelay(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.close)
 	client, err := dynamic.NewForConfig(c.admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := client.Resource(portForwardResource).Namespace(namespace)
-	forward := map[string]any{
-		"ports":  []any{int64(port)},
-		"target": map[string]any{"address": host, "port": targetPort},
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if err := addForward(ctx, api, namespace, pod, port, r.port()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := api.Delete(ctx, pod, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("kubetest: delete PortForward %s/%s: %v", namespace, pod, err)
+		}
+	})
+	// kwok learns of the object through a watch: until it has, a
+	// port-forward finds no forward for the port.
+	for {
+		err := c.probePortForward(ctx, namespace, pod, port, r)
+		if err == nil {
+			r.relaying()
+			return
+		}
+		if !strings.Contains(err.Error(), "no forward found") && !strings.Contains(err.Error(), "not found for port") {
+			t.Fatalf("kubetest: port-forward to %s/%s:%d: %v", namespace, pod, port, err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("kubetest: kwok did not use the PortForward for %s/%s:%d in time: %v", namespace, pod, port, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// addForward adds port -> 127.0.0.1:relayPort to the PortForward named like
+// the Pod, creating it when there is none.
+func addForward(ctx context.Context, api dynamic.ResourceInterface, namespace, pod string, port int32, relayPort int) error {
+	forward := map[string]any{
+		"ports":  []any{int64(port)},
+		"target": map[string]any{"address": "127.0.0.1", "port": int64(relayPort)},
+	}
 	for {
 		pf, err := api.Get(ctx, pod, metav1.GetOptions{})
 		switch {
@@ -133,41 +119,16 @@ func (c *Cluster) ForwardPodPort(t testing.TB, namespace, pod string, port int32
 			continue
 		}
 		if err != nil {
-			t.Fatalf("kubetest: PortForward %s/%s: %v", namespace, pod, err)
+			return fmt.Errorf("kubetest: PortForward %s/%s: %w", namespace, pod, err)
 		}
-		break
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := api.Delete(ctx, pod, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("kubetest: delete PortForward %s/%s: %v", namespace, pod, err)
-		}
-	})
-	// kwok learns of the object through a watch: wait until a port-forward
-	// through the API server is routed to target.
-	for {
-		err := c.probePortForward(ctx, namespace, pod, port)
-		if err == nil {
-			return
-		}
-		if !strings.Contains(err.Error(), "no forward found") && !strings.Contains(err.Error(), "not found for port") {
-			t.Fatalf("kubetest: port-forward to %s/%s:%d: %v", namespace, pod, port, err)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("kubetest: kwok did not pick up the PortForward for %s/%s:%d in time: %v", namespace, pod, port, err)
-		case <-time.After(50 * time.Millisecond):
-		}
+		return nil
 	}
 }
 
 // probePortForward opens one port-forward stream to namespace/pod:port
-// through the API server and closes it at once, so the target sees a
-// connection that ends without data. It returns the error kwok reports (no
-// forward for the port, or the target refused), or nil when the stream
-// reached the target.
-func (c *Cluster) probePortForward(ctx context.Context, namespace, pod string, port int32) error {
+// through the API server and waits until kwok either reports an error (no
+// forward for the port yet, or the relay refused) or connects to the relay.
+func (c *Cluster) probePortForward(ctx context.Context, namespace, pod string, port int32, r *relay) error {
 	transport, upgrader, err := spdy.RoundTripperFor(c.admin)
 	if err != nil {
 		return err
@@ -192,24 +153,128 @@ func (c *Cluster) probePortForward(ctx context.Context, namespace, pod string, p
 	}
 	errorStream.Close() // the client never writes on it
 	headers.Set(corev1.StreamType, corev1.StreamTypeData)
-	dataStream, err := conn.CreateStream(headers)
-	if err != nil {
+	if _, err := conn.CreateStream(headers); err != nil {
 		return err
 	}
-	dataStream.Close() // no data: kwok's tunnel ends once it has dialled the target
-	done := make(chan struct{})
-	var message []byte
+	message := make(chan []byte, 1)
 	go func() {
-		message, _ = io.ReadAll(errorStream)
-		close(done)
+		b, _ := io.ReadAll(errorStream)
+		message <- b
 	}()
 	select {
-	case <-done:
+	case <-r.reached:
+		return nil
+	case b := <-message:
+		if len(b) == 0 {
+			return errors.New("the port-forward ended without reaching the relay")
+		}
+		return errors.New(string(b))
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if len(message) > 0 {
-		return errors.New(string(message))
+}
+
+// relay passes connections on loopback to target. Until relaying is called it
+// is probing: it closes each connection at once and signals reached, so
+// ForwardPodPort learns that kwok routes the port without target seeing it.
+type relay struct {
+	l       net.Listener
+	target  string
+	reached chan struct{} // receives one value per probe connection
+	mu      sync.Mutex
+	probing bool
+	conns   map[net.Conn]struct{}
+	done    sync.WaitGroup
+}
+
+func newRelay(target string) (*relay, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	r := &relay{l: l, target: target, reached: make(chan struct{}, 1), probing: true, conns: map[net.Conn]struct{}{}}
+	r.done.Add(1)
+	go r.serve()
+	return r, nil
+}
+
+func (r *relay) port() int { return r.l.Addr().(*net.TCPAddr).Port }
+
+func (r *relay) relaying() {
+	r.mu.Lock()
+	r.probing = false
+	r.mu.Unlock()
+}
+
+func (r *relay) serve() {
+	defer r.done.Done()
+	for {
+		conn, err := r.l.Accept()
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		probing := r.probing
+		if !probing {
+			r.conns[conn] = struct{}{}
+		}
+		r.mu.Unlock()
+		if probing {
+			conn.Close()
+			select {
+			case r.reached <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		r.done.Add(1)
+		go func() {
+			defer r.done.Done()
+			r.pipe(conn)
+		}()
+	}
+}
+
+// pipe copies between conn and a new connection to target until both ends close.
+func (r *relay) pipe(conn net.Conn) {
+	defer func() {
+		r.mu.Lock()
+		delete(r.conns, conn)
+		r.mu.Unlock()
+		conn.Close()
+	}()
+	up, err := net.Dial("tcp", r.target)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	r.conns[up] = struct{}{}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.conns, up)
+		r.mu.Unlock()
+		up.Close()
+	}()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(up, conn)
+		_ = up.(*net.TCPConn).CloseWrite()
+	}()
+	_, _ = io.Copy(conn, up)
+	_ = conn.(*net.TCPConn).CloseWrite()
+	wg.Wait()
+}
+
+// close stops accepting, ends the open connections and waits for them.
+func (r *relay) close() {
+	r.l.Close()
+	r.mu.Lock()
+	for conn := range r.conns {
+		conn.Close()
+	}
+	r.mu.Unlock()
+	r.done.Wait()
 }
