@@ -86,18 +86,24 @@ func readyPod(t *testing.T, client kubernetes.Interface, ns, app string, not str
 	return pod
 }
 
-func TestDeploymentPodRunsOnAFakeNode(t *testing.T) {
+// startWithAgent starts a cluster with one fake node, creates the Deployment
+// "agent" in namespace ns and returns its Ready Pod.
+func startWithAgent(t *testing.T, ns string) (*kubetest.Cluster, kubernetes.Interface, *corev1.Pod) {
+	t.Helper()
 	c := kubetest.Start(t, kubetest.WithNodes(1))
 	client, err := kubernetes.NewForConfig(c.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	namespace(t, client, "apps", nil)
-	if _, err := client.AppsV1().Deployments("apps").Create(ctx(t), deployment("agent"), metav1.CreateOptions{}); err != nil {
+	namespace(t, client, ns, nil)
+	if _, err := client.AppsV1().Deployments(ns).Create(ctx(t), deployment("agent"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return c, client, readyPod(t, client, ns, "agent", "")
+}
 
-	pod := readyPod(t, client, "apps", "agent", "")
+func TestDeploymentPodRunsOnAFakeNode(t *testing.T) {
+	c, client, pod := startWithAgent(t, "apps")
 	if pod.Spec.NodeName != c.Nodes()[0] {
 		t.Fatalf("Pod %s is on node %q, want the fake node %q", pod.Name, pod.Spec.NodeName, c.Nodes()[0])
 	}

@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 
@@ -20,16 +18,7 @@ import (
 // fake Pod through the API server (as the driver does when occ runs outside
 // the cluster) reaching a server the test runs.
 func TestPortForwardReachesTheTestsProcess(t *testing.T) {
-	c := kubetest.Start(t, kubetest.WithNodes(1))
-	client, err := kubernetes.NewForConfig(c.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	namespace(t, client, "gw", nil)
-	if _, err := client.AppsV1().Deployments("gw").Create(ctx(t), deployment("agent"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pod := readyPod(t, client, "gw", "agent", "")
+	c, _, pod := startWithAgent(t, "gw")
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
