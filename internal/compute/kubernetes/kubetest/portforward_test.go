@@ -10,8 +10,6 @@ import (
 
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
-
-	"github.com/openclaw/occ/internal/compute/kubernetes/kubetest"
 )
 
 // TestPortForwardReachesTheTestsProcess shows a client port-forwarding to a
