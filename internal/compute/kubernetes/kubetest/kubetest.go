@@ -76,19 +76,31 @@ type options struct {
 // WithNodes also starts kube-controller-manager, kube-scheduler and kwok, and
 // registers n fake nodes kwok keeps Ready: a Deployment then gets Pods that
 // are scheduled and reported Running and Ready by kwok (no containers run).
+// As in any cluster, a namespace's "default" ServiceAccount appears shortly
+// after the namespace (kube-controller-manager creates it), and the API
+// server refuses Pods in the namespace until then; controllers such as a
+// Deployment's ReplicaSet retry on their own.
 func WithNodes(n int) Option {
 	return func(o *options) { o.nodes = n }
 }
 
 // Start starts a cluster for the test and stops it when the test ends; it
-// fails the test when the cluster cannot start.
+// fails the test when the cluster cannot start. When the test has failed, the
+// last lines of each component's log go to the test's log first.
 func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
 	c, err := New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Stop)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range c.procs {
+				t.Logf("kubetest: last lines of %s's log:\n%s", p.name, p.tail(20))
+			}
+		}
+		c.Stop()
+	})
 	return c
 }
 
