@@ -147,6 +147,9 @@ const (
 	// MsgChangedConcurrently answers a change that kept losing races to
 	// concurrent writers (RESOURCE_CONFLICT).
 	MsgChangedConcurrently = "The resource kept changing while this change was applied; read it again and retry."
+	// MsgCommitUnknown answers a change whose database commit failed in a
+	// way that does not say whether it took effect (UNKNOWN_OUTCOME).
+	MsgCommitUnknown = "occ could not confirm whether the change was saved; read the resource before repeating it, or repeat it with the same Idempotency-Key."
 )
 
 // Common errors.
