@@ -29,8 +29,11 @@ type Faults struct {
 
 // CommitFault is one failure at a commit.
 type CommitFault struct {
-	// Match selects the transactions: one of whose statements contains
-	// it (case-insensitive); "" matches every transaction with a write.
+	// Match selects the transactions (a write outside one counts as a
+	// transaction of one statement): one of whose statements contains it
+	// (case-insensitive); "" matches every transaction that writes occ's
+	// own tables (River's are named explicitly, such as
+	// "JobSetStateIfRunning", the completion of a job).
 	Match string
 	// Skip lets this many matching commits through first.
 	Skip int
@@ -71,6 +74,13 @@ func (f *Faults) Inject(ft CommitFault) *CommitFault {
 	defer f.mu.Unlock()
 	f.faults = append(f.faults, &ft)
 	return &ft
+}
+
+// Disarm drops every fault that has not fired.
+func (f *Faults) Disarm() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults = nil
 }
 
 // Fired reports whether the fault has fired.
@@ -117,7 +127,7 @@ func (f *Faults) commit(stmts []string) (ft CommitFault, fire bool) {
 func matches(match string, stmts []string) bool {
 	for _, s := range stmts {
 		s = strings.ToLower(s)
-		if match == "" && (strings.Contains(s, "insert") || strings.Contains(s, "update") || strings.Contains(s, "delete")) {
+		if match == "" && isWrite(s) && !strings.Contains(s, "river_") {
 			return true
 		}
 		if match != "" && strings.Contains(s, strings.ToLower(match)) {
@@ -125,6 +135,11 @@ func matches(match string, stmts []string) bool {
 		}
 	}
 	return false
+}
+
+// isWrite reports whether a (lower-case) statement writes.
+func isWrite(s string) bool {
+	return strings.Contains(s, "insert ") || strings.Contains(s, "update ") || strings.Contains(s, "delete ")
 }
 
 func (f *Faults) wrap(c driver.Connector) driver.Connector { return &connector{inner: c, f: f} }
@@ -213,8 +228,25 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	c.note(query)
-	return e.ExecContext(ctx, query, args)
+	if c.tx != nil || !isWrite(strings.ToLower(query)) {
+		c.note(query)
+		return e.ExecContext(ctx, query, args)
+	}
+	// A write on its own commits by itself.
+	ft, fire := c.f.commit([]string{query})
+	if !fire {
+		return e.ExecContext(ctx, query, args)
+	}
+	if ft.After {
+		if _, err := e.ExecContext(ctx, query, args); err != nil {
+			return nil, err
+		}
+	}
+	if ft.Crash {
+		c.f.Crash()
+		return nil, driver.ErrBadConn
+	}
+	return nil, ErrInjectedCommit
 }
 
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
