@@ -22,9 +22,9 @@ import (
 // pool from anywhere else, such as a compute driver failpoint. Safe for
 // concurrent use.
 type Faults struct {
-	mu      sync.Mutex
-	faults  []*CommitFault
-	dead    bool
+	mu     sync.Mutex
+	faults []*CommitFault
+	dead   bool
 }
 
 // CommitFault is one failure at a commit.
