@@ -1,13 +1,9 @@
 package server_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -283,44 +279,9 @@ func (w *soak) setup(p *occProc) {
 	w.settleJobs(p) // the Namespaces are ready before the first kill
 }
 
-// do sends one request with an optional Idempotency-Key; a transport
-// error (the kill) is returned as such.
+// doKeyed is do with an Idempotency-Key ("" : none).
 func (p *occProc) doKeyed(method, path string, body any, idemKey string) (resp, error) {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return resp{}, err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, p.base+path, rd)
-	if err != nil {
-		return resp{}, err
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if idemKey != "" {
-		req.Header.Set("Idempotency-Key", idemKey)
-	}
-	req.Header.Set("Authorization", "Bearer "+p.key)
-	res, err := p.client.Do(req)
-	if err != nil {
-		return resp{}, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return resp{}, err
-	}
-	out := resp{Status: res.StatusCode, Header: res.Header}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out.Body); err != nil {
-			return out, fmt.Errorf("%s %s: %d, body not JSON: %q", method, path, res.StatusCode, raw)
-		}
-	}
-	return out, nil
+	return p.doHeader(method, path, body, "Idempotency-Key", idemKey)
 }
 
 // lostToKill reports a transport error (the request raced the kill).
