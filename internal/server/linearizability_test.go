@@ -291,7 +291,9 @@ func (h *linHistory) counts() map[string]int {
 	return out
 }
 
-func (h *linHistory) count(op string, status int) int { return h.counts()[fmt.Sprintf("%s/%d", op, status)] }
+func (h *linHistory) count(op string, status int) int {
+	return h.counts()[fmt.Sprintf("%s/%d", op, status)]
+}
 
 // altered returns a copy of the history whose last successful read
 // answers a value never written.
