@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/occ"
@@ -23,21 +24,21 @@ import (
 // outcome is the one a fault-free run has, exactly once (one gateway, one
 // success audit event), and no job is left unfinished.
 
-// failpoint is one place to fail or crash at, armed on an env for one
-// Agent; crash is what a crash does there (nil: fail only). It returns
+// failpoint is one place to fail or crash at, armed on an env for the
+// work of one Agent or Namespace (the ID the driver knows); crash is what a crash does there (nil: fail only). It returns
 // whether the place was reached.
 type failpoint struct {
 	name string
-	arm  func(e *env, faulty *computetest.Faulty, agentID string, crash func()) (reached func() bool)
+	arm  func(e *env, faulty *computetest.Faulty, id string, crash func()) (reached func() bool)
 }
 
 // driverPoint fails a driver method before or after it takes effect.
 func driverPoint(method string, after bool) failpoint {
 	return failpoint{name: fmt.Sprintf("%s/after=%v", method, after),
-		arm: func(_ *env, faulty *computetest.Faulty, agentID string, crash func()) func() bool {
-			n := faulty.CallsOf(method, agentID)
-			faulty.Inject(computetest.Fault{Method: method, ID: agentID, After: after, Times: 1, Then: crash})
-			return func() bool { return faulty.CallsOf(method, agentID) > n }
+		arm: func(_ *env, faulty *computetest.Faulty, id string, crash func()) func() bool {
+			n := faulty.CallsOf(method, id)
+			faulty.Inject(computetest.Fault{Method: method, ID: id, After: after, Times: 1, Then: crash})
+			return func() bool { return faulty.CallsOf(method, id) > n }
 		}}
 }
 
@@ -69,66 +70,124 @@ func points(methods ...string) []failpoint {
 	return out
 }
 
-// flow is a piece of work a failpoint interrupts: admit admits it (with
-// the worker stopped) and returns its check, run once it converged.
+// flow is a piece of work a failpoint interrupts. prepare runs with the
+// worker running and returns admit, which admits the work (with the
+// worker stopped) and returns the ID the driver knows it by, whether it
+// settled, and the check of its outcome.
 type flow struct {
 	name    string
 	methods []string
-	setup   func(e *env) occ.Agent
-	admit   func(e *env, g occ.Agent) (settled func() bool, check func(t *testing.T))
+	prepare func(e *env) (admit func() (id string, settled func() bool, check func(t *testing.T)))
 }
 
 var failpointFlows = []flow{{
 	name:    "deploy",
 	methods: []string{computetest.MethodPrepareRevision, computetest.MethodActivateRevision},
-	setup:   func(e *env) occ.Agent { return e.agent(agentSpec{harness: apiKey("sk")}) },
-	admit: func(e *env, g occ.Agent) (func() bool, func(*testing.T)) {
-		rev := e.deploy(e.admin, g)
-		settled := func() bool {
-			st, err := e.app.GetDeployment(e.ctx, e.admin, e.ns, g.ID, rev.ID)
-			return err == nil && occ.DeploymentTerminal(st.Status)
-		}
-		return settled, func(t *testing.T) {
-			if st := e.status(g, rev); st.Status != occ.DeploymentSucceeded {
-				t.Errorf("deployment = %s %+v; want succeeded", st.Status, st.Error)
+	prepare: func(e *env) func() (string, func() bool, func(*testing.T)) {
+		g := e.agent(agentSpec{harness: apiKey("sk")})
+		return func() (string, func() bool, func(*testing.T)) {
+			rev := e.deploy(e.admin, g)
+			settled := func() bool {
+				st, err := e.app.GetDeployment(e.ctx, e.admin, e.ns, g.ID, rev.ID)
+				return err == nil && occ.DeploymentTerminal(st.Status)
 			}
-			got, err := e.app.GetAgent(e.ctx, e.admin, e.ns, g.ID)
-			if err != nil || got.ActiveRevisionID != rev.ID {
-				t.Errorf("Agent = %+v, %v; want revision %s active", got, err, rev.ID)
-			}
-			if running, ok := e.fake.Running(g.ID); !ok || running != rev.ID || e.fake.Active(g.ID) != rev.ID {
-				t.Errorf("driver runs %q (%v), serves %q; want %s", running, ok, e.fake.Active(g.ID), rev.ID)
-			}
-			if n := e.auditCount(worker.ActRevisionActivate, occ.OutcomeSuccess, rev.ID); n != 1 {
-				t.Errorf("%d successful %s events; want 1", n, worker.ActRevisionActivate)
+			return g.ID, settled, func(t *testing.T) {
+				if st := e.status(g, rev); st.Status != occ.DeploymentSucceeded {
+					t.Errorf("deployment = %s %+v; want succeeded", st.Status, st.Error)
+				}
+				got, err := e.app.GetAgent(e.ctx, e.admin, e.ns, g.ID)
+				if err != nil || got.ActiveRevisionID != rev.ID {
+					t.Errorf("Agent = %+v, %v; want revision %s active", got, err, rev.ID)
+				}
+				if running, ok := e.fake.Running(g.ID); !ok || running != rev.ID || e.fake.Active(g.ID) != rev.ID {
+					t.Errorf("driver runs %q (%v), serves %q; want %s", running, ok, e.fake.Active(g.ID), rev.ID)
+				}
+				if n := e.auditCount(worker.ActRevisionActivate, occ.OutcomeSuccess, rev.ID); n != 1 {
+					t.Errorf("%d successful %s events; want 1", n, worker.ActRevisionActivate)
+				}
 			}
 		}
 	},
 }, {
-	name:    "delete",
+	name:    "agent deletion",
 	methods: []string{computetest.MethodDeleteAgent},
-	setup: func(e *env) occ.Agent {
+	prepare: func(e *env) func() (string, func() bool, func(*testing.T)) {
 		g := e.agent(agentSpec{harness: apiKey("sk")})
 		e.settled(g, e.deploy(e.admin, g))
-		return g
+		return func() (string, func() bool, func(*testing.T)) {
+			if _, err := e.app.DeleteAgent(e.ctx, e.admin, e.ns, g.ID); err != nil {
+				e.t.Fatal(err)
+			}
+			gone := func() bool {
+				_, err := e.app.GetAgent(e.ctx, e.admin, e.ns, g.ID)
+				return occ.CodeOf(err) == occ.CodeNotFound
+			}
+			return g.ID, gone, func(t *testing.T) {
+				if !e.fake.Deleted(g.ID) {
+					t.Error("the Agent is gone but the driver still holds it")
+				}
+				if _, ok := e.fake.Running(g.ID); ok {
+					t.Error("the deleted Agent's gateway still runs")
+				}
+				if n := e.auditCount(worker.ActAgentDelete, occ.OutcomeSuccess, g.ID); n != 1 {
+					t.Errorf("%d successful %s events; want 1", n, worker.ActAgentDelete)
+				}
+			}
+		}
 	},
-	admit: func(e *env, g occ.Agent) (func() bool, func(*testing.T)) {
-		if _, err := e.app.DeleteAgent(e.ctx, e.admin, e.ns, g.ID); err != nil {
+}, {
+	name:    "namespace",
+	methods: []string{computetest.MethodEnsureNamespace},
+	prepare: func(e *env) func() (string, func() bool, func(*testing.T)) {
+		return func() (string, func() bool, func(*testing.T)) {
+			ns, err := e.app.CreateNamespace(e.ctx, e.admin, "fp-"+occ.NewUUID()[:8])
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			ready := func() bool {
+				got, err := e.app.GetNamespace(e.ctx, e.admin, ns.ID)
+				return err == nil && got.Status != occ.NamespaceProvisioning
+			}
+			return ns.ID, ready, func(t *testing.T) {
+				if got, err := e.app.GetNamespace(e.ctx, e.admin, ns.ID); err != nil || got.Status != occ.NamespaceReady {
+					t.Errorf("Namespace = %+v, %v; want ready", got, err)
+				}
+				if !e.fake.NamespaceExists(ns.ID) {
+					t.Error("the Namespace is ready but the driver has none")
+				}
+				if n := e.auditCount(worker.ActNamespaceEnsure, occ.OutcomeSuccess, ns.ID); n != 1 {
+					t.Errorf("%d successful %s events; want 1", n, worker.ActNamespaceEnsure)
+				}
+			}
+		}
+	},
+}, {
+	name:    "namespace deletion",
+	methods: []string{computetest.MethodDeleteNamespace},
+	prepare: func(e *env) func() (string, func() bool, func(*testing.T)) {
+		ns, err := e.app.CreateNamespace(e.ctx, e.admin, "fp-"+occ.NewUUID()[:8])
+		if err != nil {
 			e.t.Fatal(err)
 		}
-		gone := func() bool {
-			_, err := e.app.GetAgent(e.ctx, e.admin, e.ns, g.ID)
-			return occ.CodeOf(err) == occ.CodeNotFound
-		}
-		return gone, func(t *testing.T) {
-			if !e.fake.Deleted(g.ID) {
-				t.Error("the Agent is gone but the driver still holds it")
+		e.eventually("the Namespace is ready", func() bool {
+			got, err := e.app.GetNamespace(e.ctx, e.admin, ns.ID)
+			return err == nil && got.Status == occ.NamespaceReady
+		})
+		return func() (string, func() bool, func(*testing.T)) {
+			if _, err := e.app.DeleteNamespace(e.ctx, e.admin, ns.ID, app.IfMatch{}); err != nil {
+				e.t.Fatal(err)
 			}
-			if _, ok := e.fake.Running(g.ID); ok {
-				t.Error("the deleted Agent's gateway still runs")
+			gone := func() bool {
+				_, err := e.app.GetNamespace(e.ctx, e.admin, ns.ID)
+				return occ.CodeOf(err) == occ.CodeNotFound
 			}
-			if n := e.auditCount(worker.ActAgentDelete, occ.OutcomeSuccess, g.ID); n != 1 {
-				t.Errorf("%d successful %s events; want 1", n, worker.ActAgentDelete)
+			return ns.ID, gone, func(t *testing.T) {
+				if e.fake.NamespaceExists(ns.ID) {
+					t.Error("the Namespace is gone but the driver still holds it")
+				}
+				if n := e.auditCount(worker.ActNamespaceDelete, occ.OutcomeSuccess, ns.ID); n != 1 {
+					t.Errorf("%d successful %s events; want 1", n, worker.ActNamespaceDelete)
+				}
 			}
 		}
 	},
@@ -149,28 +208,28 @@ func TestFailpoints(t *testing.T) {
 				var took []string
 				for _, fp := range points(fl.methods...) {
 					began := time.Now()
-					g := fl.setup(e)
+					admit := fl.prepare(e)
 					e.stop()
-					settled, check := fl.admit(e, g)
+					id, settled, check := admit()
 					var kill func()
 					if crash {
 						// A dead process calls no driver either.
-						kill = func() { e.faults.Crash(); faulty.Inject(computetest.Fault{ID: g.ID, Times: computetest.Forever}) }
+						kill = func() { e.faults.Crash(); faulty.Inject(computetest.Fault{ID: id, Times: computetest.Forever}) }
 					}
-					reached := fp.arm(e, faulty, g.ID, kill)
+					reached := fp.arm(e, faulty, id, kill)
 					e.restart()
 					e.eventually(fp.name+": the work settles or the process dies", func() bool {
 						return e.faults.Dead() || (settled() && e.unfinishedJobs() == 0)
 					})
 					if e.faults.Dead() {
-						faulty.Heal(g.ID)
+						faulty.Heal(id)
 						e.crashRestart()
 					}
 					e.eventually(fp.name+": the work settles", func() bool { return settled() && e.unfinishedJobs() == 0 })
 					if !reached() {
 						unreached++
 						e.faults.Disarm()
-						faulty.Heal(g.ID)
+						faulty.Heal(id)
 						continue
 					}
 					reachedAll++
