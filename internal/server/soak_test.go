@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -624,9 +625,28 @@ func (w *soak) check(p *occProc) {
 		w.checkAudit(p, r, gone)
 		r.gone = gone
 	}
+	w.checkNoOrphans(p)
 	if t.Failed() {
 		t.Logf("server log of the last start:\n%s", readTail(p.logs))
 		t.FailNow()
+	}
+}
+
+// checkNoOrphans: no driver directory outlives its Agent.
+func (w *soak) checkNoOrphans(p *occProc) {
+	listed := map[string]bool{}
+	for _, it := range p.listAll("/namespaces/" + w.ns + "/agents") {
+		listed[it["id"].(string)] = true
+	}
+	dir := filepath.Join(w.dataDir, "compute", "namespaces", w.ns, "agents")
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		w.t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !listed[e.Name()] {
+			w.t.Errorf("driver directory %s belongs to no listed Agent", filepath.Join(dir, e.Name()))
+		}
 	}
 }
 
