@@ -29,6 +29,9 @@ import (
 // whether the place was reached.
 type failpoint struct {
 	name string
+	// sweep names a run of commit points, the k-th of which is only
+	// reached when the k-1-th is: the rest are skipped after one is not.
+	sweep string
 	arm  func(e *env, faulty *computetest.Faulty, id string, crash func()) (reached func() bool)
 }
 
@@ -45,7 +48,7 @@ func driverPoint(method string, after bool) failpoint {
 // commitPoint fails the skip+1-th commit matching match (storetest's
 // CommitFault), before or after it takes effect.
 func commitPoint(label, match string, skip int, after bool) failpoint {
-	return failpoint{name: fmt.Sprintf("commit %s #%d/after=%v", label, skip+1, after),
+	return failpoint{name: fmt.Sprintf("commit %s #%d/after=%v", label, skip+1, after), sweep: fmt.Sprintf("%s/%v", match, after),
 		arm: func(e *env, _ *computetest.Faulty, _ string, crash func()) func() bool {
 			ft := e.faults.Inject(storetest.CommitFault{Match: match, Skip: skip, After: after, Crash: crash != nil})
 			f := e.faults
@@ -206,7 +209,11 @@ func TestFailpoints(t *testing.T) {
 				}))
 				reachedAll, unreached := 0, 0
 				var took []string
+				beyond := map[string]bool{} // sweeps past the flow's last commit
 				for _, fp := range points(fl.methods...) {
+					if beyond[fp.sweep] {
+						continue
+					}
 					began := time.Now()
 					admit := fl.prepare(e)
 					e.stop()
@@ -228,6 +235,7 @@ func TestFailpoints(t *testing.T) {
 					e.eventually(fp.name+": the work settles", func() bool { return settled() && e.unfinishedJobs() == 0 })
 					if !reached() {
 						unreached++
+						beyond[fp.sweep] = fp.sweep != ""
 						e.faults.Disarm()
 						faulty.Heal(id)
 						continue
@@ -236,7 +244,7 @@ func TestFailpoints(t *testing.T) {
 					t.Run(fp.name, check)
 					took = append(took, fmt.Sprintf("%s %v", fp.name, time.Since(began).Round(time.Millisecond)))
 				}
-				t.Logf("%s, crash %v: %d failpoints reached and converged, %d not on this flow's path; each took: %s",
+				t.Logf("%s, crash %v: %d failpoints reached and converged, %d past the flow's end; each took: %s",
 					fl.name, crash, reachedAll, unreached, strings.Join(took, ", "))
 				if reachedAll < 2*len(fl.methods)+6 {
 					t.Fatalf("only %d failpoints reached; the flow should pass more", reachedAll)
@@ -262,12 +270,12 @@ func (e *env) auditCount(action string, outcome occ.AuditOutcome, resourceID str
 	return n
 }
 
-// unfinishedJobs counts River jobs not completed.
+// unfinishedJobs counts River jobs not completed; -1 when the database
+// does not answer (its pool was killed meanwhile).
 func (e *env) unfinishedJobs() int {
-	e.t.Helper()
 	var n int
 	if err := e.st.DB().QueryRowContext(e.ctx, `SELECT COUNT(*) FROM river_job WHERE state <> 'completed'`).Scan(&n); err != nil {
-		e.t.Fatal(err)
+		return -1
 	}
 	return n
 }
