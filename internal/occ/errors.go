@@ -139,6 +139,10 @@ const (
 	MsgTooManyStreams = "Too many event streams open for this principal; close one and try again."
 	// MsgIdempotencyKeyReused refuses a key already used with another request.
 	MsgIdempotencyKeyReused = "The Idempotency-Key was already used with a different request."
+	// MsgIdempotencyUnsupported refuses a key on a POST whose first
+	// response is never replayed (a service key is shown once), rather
+	// than ignore it and let a retry make a second resource.
+	MsgIdempotencyUnsupported = "This operation does not take an Idempotency-Key: its response cannot be replayed."
 	// MsgIdempotencyUnfinished answers a key whose first request is running,
 	// or committed without its response being stored.
 	MsgIdempotencyUnfinished = "A request with this Idempotency-Key is still in progress, or its outcome is unknown."
