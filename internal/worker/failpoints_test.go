@@ -32,7 +32,7 @@ type failpoint struct {
 	// sweep names a run of commit points, the k-th of which is only
 	// reached when the k-1-th is: the rest are skipped after one is not.
 	sweep string
-	arm  func(e *env, faulty *computetest.Faulty, id string, crash func()) (reached func() bool)
+	arm   func(e *env, faulty *computetest.Faulty, id string, crash func()) (reached func() bool)
 }
 
 // driverPoint fails a driver method before or after it takes effect.
