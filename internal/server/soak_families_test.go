@@ -90,6 +90,9 @@ var soakFamilies = []*family{
 		first:  func(*soak) string { return "false" },
 		noKey:  true,
 		update: "iam.principals.*able"},
+	{name: "service_accounts", coll: nsColl("/service-accounts"), key: "name",
+		body: func(_ *soak, tag string) map[string]any { return map[string]any{"name": tag, "backendId": soakBackend} },
+		del:  "/", remove: "service_accounts.delete"},
 	{name: "namespaces", coll: fixed("/namespaces"), key: "name",
 		change: func(_ *soak, r *resource, v int) (string, string, any, string) {
 			n := fmt.Sprintf("%s-v%d", r.tag, v)
@@ -98,6 +101,10 @@ var soakFamilies = []*family{
 		value:  func(it map[string]any) string { s, _ := it["name"].(string); return s },
 		update: "namespaces.update"},
 }
+
+// soakBackend is the Backend the soak's installation configures (in a
+// config file) for Service Accounts.
+const soakBackend = "gh"
 
 // soakNamespaceRoles and soakServicePrincipals are families others refer to.
 var (

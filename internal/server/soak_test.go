@@ -23,7 +23,7 @@ import (
 // family of mutating routes that needs no running gateway (Namespaces,
 // Configurations, Secrets, Presets, Agents, Namespace and installation
 // roles, bindings and restrictions, service principals, service keys,
-// human principals and their disabling), starts it again on the same
+// human principals and their disabling, Service Accounts), starts it again on the same
 // database and checks after every round:
 //
 //   - every acknowledged create is present exactly once, and a create whose
@@ -64,7 +64,12 @@ func TestMutationSoak(t *testing.T) {
 const soakClients, soakOpsPerClient = 4, 8
 
 func soakLoop(t *testing.T, bin, dbURL string, rounds int) {
-	w := &soak{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: gatewaytest.ReachableDir(t), logDir: t.TempDir()}}
+	cfg := filepath.Join(t.TempDir(), "occ.yaml")
+	if err := os.WriteFile(cfg, []byte("backends:\n  - id: "+soakBackend+"\n    type: github\n    url: https://github.internal.example\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := &soak{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: gatewaytest.ReachableDir(t), logDir: t.TempDir(),
+		env: []string{"OCC_CONFIG=" + cfg}}}
 	p := w.start()
 	w.setup(p)
 	var total time.Duration
