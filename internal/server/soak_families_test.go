@@ -134,4 +134,3 @@ func dig(v any, keys ...string) any {
 	}
 	return v
 }
-
