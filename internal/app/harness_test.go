@@ -56,8 +56,20 @@ type testEnv struct {
 // with opts (and a keyring of the env's).
 func newTestEnv(t *testing.T, url string, opts Options) *testEnv {
 	t.Helper()
+	return bootTestEnv(t, storetest.Open(t, url), opts)
+}
+
+// newFaultyTestEnv is newTestEnv on a store whose commits can be made to
+// fail (storetest.Faults).
+func newFaultyTestEnv(t *testing.T, url string, opts Options) (*testEnv, *storetest.Faults) {
+	t.Helper()
+	st, faults := storetest.OpenFaulty(t, url)
+	return bootTestEnv(t, st, opts), faults
+}
+
+func bootTestEnv(t *testing.T, st *store.Store, opts Options) *testEnv {
+	t.Helper()
 	ctx := context.Background()
-	st := storetest.Open(t, url)
 	dir := t.TempDir()
 	if _, err := Bootstrap(ctx, st, noJobs{}, BootstrapOptions{DataDir: dir, AdminEmail: testAdminEmail,
 		AdminPassword: testAdminPassword, APIKey: testAdminKey}); err != nil {

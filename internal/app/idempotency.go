@@ -111,6 +111,14 @@ func (cl *IdempotencyClaim) record(ctx context.Context, tx *store.Tx) error {
 	return err
 }
 
+// committed reports whether the claim's record is in the database after a
+// commit whose outcome was unknown: the record commits exactly with the
+// change, so it tells whether the change did.
+func (cl *IdempotencyClaim) committed(ctx context.Context) bool {
+	got, err := cl.a.st.GetIdempotentResponse(ctx, cl.rec.PrincipalID, cl.rec.Key)
+	return err == nil && got.RequestDigest == cl.rec.RequestDigest && got.CreatedAt == cl.rec.CreatedAt
+}
+
 // Finish stores a successful first response, or forgets the record after
 // a failure so the request can be retried with the key. When no
 // transaction committed under the claim there is nothing to store: a retry

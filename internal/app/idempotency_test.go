@@ -137,3 +137,69 @@ func TestIdempotencyOneKeyAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestIdempotencyCommitThenError: the create's commit took effect but
+// reported an error (a connection lost mid-commit). With an
+// Idempotency-Key the request reads its key's record back, finds that it
+// committed and answers its 201, which the retry replays; without one it
+// answers UNKNOWN_OUTCOME, never a failure a client would repeat blindly.
+// Either way the Namespace exists once.
+func TestIdempotencyCommitThenError(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		e, faults := newFaultyTestEnv(t, url, Options{})
+		faults.Inject(storetest.CommitFault{Match: "INSERT INTO namespaces", After: true})
+		cl := e.begin(e.app)
+		ns, err := e.create(e.app, cl)
+		if err != nil {
+			t.Fatalf("create whose commit happened and then failed = %v; want its success", err)
+		}
+		body := `{"data":{"id":"` + ns.ID + `"}}`
+		if err := cl.Finish(e.ctx, 201, body); err != nil {
+			t.Fatal(err)
+		}
+		_, rp, err := e.send(e.reopen(Options{}))
+		if err != nil || rp == nil || rp.Status != 201 || rp.Body != body {
+			t.Fatalf("retry = replay %v, error %v; want the first response", rp, err)
+		}
+
+		faults.Inject(storetest.CommitFault{Match: "INSERT INTO namespaces", After: true})
+		_, err = e.app.CreateNamespace(e.ctx, e.admin, "unkeyed")
+		if occ.CodeOf(err) != occ.CodeUnknownOutcome {
+			t.Fatalf("create without a key whose commit failed after it happened = %v; want UNKNOWN_OUTCOME", err)
+		}
+		_, err = e.app.CreateNamespace(e.ctx, e.admin, "unkeyed")
+		if occ.CodeOf(err) != occ.CodeResourceConflict {
+			t.Fatalf("its repetition = %v; want RESOURCE_CONFLICT (the name exists)", err)
+		}
+		for _, name := range []string{"idem", "unkeyed"} {
+			if n := count(t, e.st, "namespaces", "name = '"+name+"'"); n != 1 {
+				t.Fatalf("%d Namespaces named %s, want 1", n, name)
+			}
+		}
+	})
+}
+
+// TestIdempotencyCommitFailedBeforeItHappened: a commit that failed
+// without taking effect, reported the same way, leaves the key free: the
+// retry runs once.
+func TestIdempotencyCommitFailedBeforeItHappened(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, url string) {
+		e, faults := newFaultyTestEnv(t, url, Options{})
+		faults.Inject(storetest.CommitFault{Match: "INSERT INTO namespaces"})
+		cl := e.begin(e.app)
+		if _, err := e.create(e.app, cl); occ.CodeOf(err) != occ.CodeUnknownOutcome {
+			t.Fatalf("create whose commit failed = %v; want UNKNOWN_OUTCOME", err)
+		}
+		if err := cl.Finish(e.ctx, 503, ""); err != nil {
+			t.Fatal(err)
+		}
+		a := e.reopen(Options{})
+		cl = e.begin(a)
+		if _, err := e.create(a, cl); err != nil {
+			t.Fatalf("retry = %v", err)
+		}
+		if n := count(t, e.st, "namespaces", "name = 'idem'"); n != 1 {
+			t.Fatalf("%d Namespaces named idem, want 1", n)
+		}
+	})
+}

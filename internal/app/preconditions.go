@@ -77,6 +77,8 @@ func (a *App) optimistic(ctx context.Context, key string, attempt func() error) 
 		return nil
 	case errors.Is(err, store.ErrStale):
 		return occ.E(occ.CodeResourceConflict, occ.MsgChangedConcurrently)
+	case errors.Is(err, store.ErrCommitUnknown):
+		return &occ.Error{Code: occ.CodeUnknownOutcome, Message: occ.MsgCommitUnknown, Cause: err}
 	case occ.AsError(err) != nil:
 		return err
 	}
@@ -128,7 +130,13 @@ func (a *App) txFor(ctx context.Context, key string, fn func(tx *store.Tx) error
 			return inner(tx)
 		}
 	}
-	err := a.optimistic(ctx, key, func() error { return a.st.InTx(ctx, fn) })
+	err := a.optimistic(ctx, key, func() error {
+		err := a.st.InTx(ctx, fn)
+		if cl != nil && errors.Is(err, store.ErrCommitUnknown) && cl.committed(ctx) {
+			return nil // the record, and so the change, committed
+		}
+		return err
+	})
 	if err == nil && cl != nil {
 		cl.recorded.Store(true)
 	}

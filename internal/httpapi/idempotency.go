@@ -14,8 +14,9 @@ import (
 )
 
 // idempotency replays the first response to a repeated Idempotency-Key on
-// operations marked x-occ-idempotent. It runs after Body, so the body is
-// buffered and valid.
+// operations marked x-occ-idempotent, and refuses the header on any other
+// POST (ignoring it would let a client's retry create twice). It runs
+// after Body, so the body is buffered and valid.
 type idempotency struct {
 	app *app.App
 	log *slog.Logger
@@ -25,6 +26,11 @@ func (m idempotency) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("Idempotency-Key")
 		rt := contract.RouteFrom(r.Context())
+		if key != "" && rt != nil && rt.Operation.Extensions["x-occ-idempotent"] != true && r.Method == http.MethodPost {
+			contract.WriteError(w, r, occ.Invalid(occ.MsgIdempotencyUnsupported,
+				occ.Detail{Path: "/Idempotency-Key", Code: occ.DetailInvalidValue}))
+			return
+		}
 		if key == "" || rt == nil || rt.Operation.Extensions["x-occ-idempotent"] != true {
 			next.ServeHTTP(w, r)
 			return

@@ -139,6 +139,10 @@ const (
 	MsgTooManyStreams = "Too many event streams open for this principal; close one and try again."
 	// MsgIdempotencyKeyReused refuses a key already used with another request.
 	MsgIdempotencyKeyReused = "The Idempotency-Key was already used with a different request."
+	// MsgIdempotencyUnsupported refuses a key on a POST whose first
+	// response is never replayed (a service key is shown once), rather
+	// than ignore it and let a retry make a second resource.
+	MsgIdempotencyUnsupported = "This operation does not take an Idempotency-Key: its response cannot be replayed."
 	// MsgIdempotencyUnfinished answers a key whose first request is running,
 	// or committed without its response being stored.
 	MsgIdempotencyUnfinished = "A request with this Idempotency-Key is still in progress, or its outcome is unknown."
@@ -147,6 +151,9 @@ const (
 	// MsgChangedConcurrently answers a change that kept losing races to
 	// concurrent writers (RESOURCE_CONFLICT).
 	MsgChangedConcurrently = "The resource kept changing while this change was applied; read it again and retry."
+	// MsgCommitUnknown answers a change whose database commit failed in a
+	// way that does not say whether it took effect (UNKNOWN_OUTCOME).
+	MsgCommitUnknown = "occ could not confirm whether the change was saved; read the resource before repeating it, or repeat it with the same Idempotency-Key."
 )
 
 // Common errors.

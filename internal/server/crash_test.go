@@ -234,6 +234,11 @@ func (p *occProc) stop() {
 // do sends one request; it returns an error instead of failing the test
 // (requests race with the kill).
 func (p *occProc) do(method, path string, body any) (resp, error) {
+	return p.doHeader(method, path, body, "", "")
+}
+
+// doHeader is do with one more header (none when value is "").
+func (p *occProc) doHeader(method, path string, body any, header, value string) (resp, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -248,6 +253,9 @@ func (p *occProc) do(method, path string, body any) (resp, error) {
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if value != "" {
+		req.Header.Set(header, value)
 	}
 	req.Header.Set("Authorization", "Bearer "+p.key)
 	res, err := p.client.Do(req)

@@ -22,13 +22,16 @@ import (
 )
 
 // TestDeployCrashRestart kills occ with SIGKILL at a random moment of a
-// burst of deploys, stops and deletes of a handful of Agents (the local
+// burst of deploys, stops, deletes and workspace-file writes of a handful
+// of Agents (the local
 // driver running the fake gateway binary, OCC_COMPUTE_GATEWAY_COMMAND),
 // starts it again on the same data directory and checks, once everything
 // settled: every admitted deployment is terminal and stays so, no Agent has
 // (or ever had, at any scan) two gateway processes, no process or directory
 // outlives a deleted Agent, every running Agent has exactly one live
-// gateway and every stopped one none, and no revision changed.
+// gateway and every stopped one none, no revision changed, and a running
+// Agent's SOUL.md holds its last acknowledged write (or a later one whose
+// answer the kill cut off).
 //
 // OCC_TEST_CRASH_ROUNDS raises the SQLite rounds (default 50); the
 // PostgreSQL lane runs a few rounds, as each may wait for River's rescuer.
@@ -67,12 +70,22 @@ type deployCrash struct {
 	deploys   map[string]string // revision → Agent, deploy answered 202
 	revisions map[string]string // revision → its GET body, first seen
 	terminal  map[string]string // revision → "status/code", first seen terminal
+	files     map[string]*soul  // Agent → what its SOUL.md may hold
+	souls     int               // SOUL.md reads checked
+}
+
+// soul is what the test wrote to an Agent's SOUL.md: one client owns each
+// Agent's writes, so they are sequential.
+type soul struct {
+	owner int
+	acked string   // the last write answered 200 ("" : none yet)
+	maybe []string // writes sent after it whose outcome is unknown
 }
 
 func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
 	w := &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: gatewaytest.ReachableDir(t), logDir: t.TempDir()},
 		fake: fake, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, gone: map[string]bool{}, deploys: map[string]string{},
-		revisions: map[string]string{}, terminal: map[string]string{}}
+		revisions: map[string]string{}, terminal: map[string]string{}, files: map[string]*soul{}}
 	t.Cleanup(w.killGateways)
 	p := w.startOCC()
 	w.setup(p)
@@ -88,7 +101,8 @@ func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
 		t.Logf("round %d: %s; settled in %v; %d Agents created, %d deleted, %d deployments admitted; %v",
 			round, ops, settled.Round(time.Millisecond), len(w.agents), len(w.deleted), len(w.deploys), d.Round(time.Millisecond))
 	}
-	t.Logf("%d rounds, %v per round on average", rounds, (total / time.Duration(rounds)).Round(time.Millisecond))
+	t.Logf("%d rounds, %v per round on average; %d SOUL.md reads checked against the acknowledged writes", rounds,
+		(total / time.Duration(rounds)).Round(time.Millisecond), w.souls)
 	p.stop()
 }
 
@@ -211,7 +225,7 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 	}
 	errs := make(chan error, 1000)
 	var wg sync.WaitGroup
-	for range clients {
+	for c := range clients {
 		wg.Go(func() {
 			for {
 				select {
@@ -231,7 +245,11 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 				agt := agents[rand.IntN(len(agents))]
 				base := "/namespaces/" + w.ns + "/agents/" + agt
 				var op, method, path string
+				var body any
 				switch n := rand.IntN(10); {
+				case n < 2 && w.ownsSoul(agt, c):
+					content := w.sendSoul(agt)
+					op, method, path, body = "write", "PUT", base+"/workspace/files/SOUL.md", map[string]any{"content": content}
 				case n < 6:
 					op, method, path = "deploy", "POST", base+"/deploy"
 				case n < 8:
@@ -242,12 +260,18 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 					w.tried[agt] = true
 					w.mu.Unlock()
 				}
-				r, err := p.do(method, path, nil)
+				r, err := p.do(method, path, body)
 				if err != nil {
 					errs <- err
 					continue
 				}
 				switch {
+				case op == "write" && r.Status == 200:
+					w.ackSoul(agt, body.(map[string]any)["content"].(string))
+				case op == "write" && (r.Status == 503 || r.Status == 409):
+					// No gateway serving, or stopping or deleting: what the
+					// API documents; the write stays possible (503).
+					op += "-" + r.code()
 				case r.Status == 202 && op == "deploy":
 					w.mu.Lock()
 					w.deploys[r.data()["id"].(string)] = agt
@@ -288,6 +312,59 @@ func (w *deployCrash) burst(p *occProc, round int) string {
 	counts.Range(func(k, v any) bool { parts = append(parts, fmt.Sprintf("%d %s", *v.(*int64), k)); return true })
 	slices.Sort(parts)
 	return fmt.Sprintf("killed after %v: %s answered, %d lost", killAfter, strings.Join(parts, ", "), lost)
+}
+
+// ownsSoul reports whether client c writes the Agent's SOUL.md (the
+// first client to try does, from then on).
+func (w *deployCrash) ownsSoul(agt string, c int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.files[agt] == nil {
+		w.files[agt] = &soul{owner: c}
+	}
+	return w.files[agt].owner == c
+}
+
+// sendSoul returns new content for the Agent's SOUL.md, noted as possible.
+func (w *deployCrash) sendSoul(agt string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq++
+	content := fmt.Sprintf("soul %d\n", w.seq)
+	f := w.files[agt]
+	f.maybe = append(f.maybe, content)
+	return content
+}
+
+// ackSoul records an acknowledged write.
+func (w *deployCrash) ackSoul(agt, content string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.files[agt].acked, w.files[agt].maybe = content, nil
+}
+
+// checkSoul reads a running Agent's SOUL.md: after an acknowledged write
+// it holds that write's content or a later one's whose answer was lost.
+func (w *deployCrash) checkSoul(p *occProc, agt string) {
+	f := w.files[agt]
+	if f == nil || f.acked == "" {
+		return
+	}
+	path := "/namespaces/" + w.ns + "/agents/" + agt + "/workspace/files/SOUL.md"
+	var r resp
+	for try := 0; try < 100; try++ { // the re-adopted gateway may still be starting
+		if r = p.must("GET", path, nil); r.Status != 503 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	got, _ := r.data()["content"].(string)
+	if r.Status != 200 || !slices.Contains(append([]string{f.acked}, f.maybe...), got) {
+		w.t.Errorf("SOUL.md of %s = %d %q; want the acknowledged %q or one of the unanswered %q", agt, r.Status, got, f.acked, f.maybe)
+		return
+	}
+	f.acked, f.maybe = got, nil
+	w.souls++
 }
 
 // wasDeleted reports whether a client asked to delete the Agent (answered
@@ -423,6 +500,8 @@ func (w *deployCrash) check(p *occProc) {
 			t.Errorf("running Agent %s (active %v) has %d gateway processes, want 1: %v", agt, a["activeRevisionId"], len(procs[agt]), procs[agt])
 		case !running && len(procs[agt]) != 0:
 			t.Errorf("Agent %s (desired %v, active %v) has gateway processes %v, want none", agt, a["desiredRuntimeState"], a["activeRevisionId"], procs[agt])
+		case running:
+			w.checkSoul(p, agt)
 		}
 	}
 	// No process or directory of an Agent occ does not know.

@@ -42,6 +42,47 @@ func TestIdempotencyKey(t *testing.T) {
 	})
 }
 
+// TestIdempotencyKeyRefusedWhereNotReplayed: a POST that cannot replay its
+// first response (a service key is shown once; an account, a sign-in)
+// refuses an Idempotency-Key with 400 naming the header and changes
+// nothing, instead of ignoring it and letting the client's retry create a
+// second key (found by TestMutationSoak on PostgreSQL). Without the header
+// the same request succeeds.
+func TestIdempotencyKeyRefusedWhereNotReplayed(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	sp := e.call("POST", "/iam/service-principals", e.admin, map[string]any{"name": "keyed"})
+	if sp.Status != 201 {
+		t.Fatalf("service principal = %d %v", sp.Status, sp.Body)
+	}
+	keyBody := map[string]any{"servicePrincipalId": sp.data()["id"], "name": "k"}
+	human := map[string]any{"email": "idem@occ.test", "name": "Idem", "password": "a long enough password"}
+	for _, c := range []struct {
+		path string
+		body map[string]any
+	}{{"/api/auth/service-keys", keyBody}, {"/iam/principals", human}} {
+		r := e.call("POST", c.path, e.admin, c.body, "Idempotency-Key", "k-1")
+		if path, code := r.detail(); r.Status != 400 || path != "/Idempotency-Key" || code != "INVALID_VALUE" {
+			t.Fatalf("POST %s with a key = %d %v; want 400 naming /Idempotency-Key", c.path, r.Status, r.Body)
+		}
+		if r := e.call("POST", c.path, e.admin, c.body); r.Status != 201 {
+			t.Fatalf("POST %s without a key = %d %v", c.path, r.Status, r.Body)
+		}
+	}
+	if r := e.call("GET", "/api/auth/service-keys", e.admin, nil); countNamed(r.list(), "k") != 1 {
+		t.Fatalf("service keys named k: %v; want one", r.list())
+	}
+}
+
+func countNamed(items []any, name string) int {
+	n := 0
+	for _, it := range items {
+		if it.(map[string]any)["name"] == name {
+			n++
+		}
+	}
+	return n
+}
+
 // TestIdempotencyDigestIsKeyed: the stored request digest is an HMAC with an
 // installation key, not a plain hash a database reader could test guesses
 // of a Secret's value against.

@@ -17,6 +17,13 @@ var ErrConflict = errors.New("store: unique constraint violated")
 // ErrStale is returned when a compare-and-set on a version found another.
 var ErrStale = errors.New("store: stale version")
 
+// ErrCommitUnknown is returned when COMMIT failed in a way that does not
+// say whether the transaction took effect (a connection lost mid-commit):
+// the caller must neither assume the change was made nor make it again
+// blindly. A commit refused for a serialization failure is ErrStale instead
+// (it certainly did not take effect).
+var ErrCommitUnknown = errors.New("store: commit outcome unknown")
+
 // classify turns driver errors into the store's sentinel errors.
 func classify(err error) error {
 	switch {

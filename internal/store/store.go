@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -66,18 +67,59 @@ func (t *Tx) SQL() *sql.Tx { return t.tx }
 
 // Open connects to the database a URL names: sqlite://PATH or
 // postgres://… . It does not migrate.
-func Open(ctx context.Context, rawURL string) (*Store, error) {
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite://"):
-		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite://"))
+		return openSQLite(ctx, strings.TrimPrefix(rawURL, "sqlite://"), o)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		return openPostgres(ctx, rawURL)
+		return openPostgres(ctx, rawURL, o)
 	default:
 		return nil, fmt.Errorf("database URL must start with sqlite:// or postgres://")
 	}
 }
 
-func openSQLite(ctx context.Context, path string) (*Store, error) {
+// Option changes how Open connects.
+type Option func(*options)
+
+type options struct {
+	wrap func(driver.Connector) driver.Connector
+}
+
+// WithConnector makes every connection of the pool come from
+// wrap(the dialect's own connector): the seam through which tests inject
+// database faults (storetest.Faults) under the store and River alike.
+func WithConnector(wrap func(driver.Connector) driver.Connector) Option {
+	return func(o *options) { o.wrap = wrap }
+}
+
+// openDB opens a pool on the registered driver name, through o's wrapper
+// when there is one.
+func openDB(name, dsn string, o options) (*sql.DB, error) {
+	db, err := sql.Open(name, dsn)
+	if err != nil || o.wrap == nil {
+		return db, err
+	}
+	drv := db.Driver()
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(o.wrap(dsnConnector{dsn: dsn, drv: drv})), nil
+}
+
+// dsnConnector is a driver.Connector for any driver.
+type dsnConnector struct {
+	dsn string
+	drv driver.Driver
+}
+
+func (c dsnConnector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c dsnConnector) Driver() driver.Driver                        { return c.drv }
+
+func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite database URL has no path")
 	}
@@ -89,7 +131,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := openDB("sqlite", "file:"+path+"?"+q.Encode(), o)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -121,8 +163,8 @@ func privateFiles(path string) error {
 	return nil
 }
 
-func openPostgres(ctx context.Context, rawURL string) (*Store, error) {
-	db, err := sql.Open("pgx", rawURL)
+func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error) {
+	db, err := openDB("pgx", rawURL, o)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
@@ -185,7 +227,15 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", classify(err))
+		if err := classify(err); errors.Is(err, ErrStale) {
+			return fmt.Errorf("commit: %w", err)
+		}
+		// The change may have committed: whoever waits for a topic is
+		// told, a spurious wake-up costs only a re-read.
+		for _, topic := range pending {
+			s.hub.publish(topic)
+		}
+		return fmt.Errorf("commit: %w", errors.Join(ErrCommitUnknown, err))
 	}
 	for _, topic := range pending {
 		s.hub.publish(topic)

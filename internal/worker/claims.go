@@ -20,6 +20,12 @@ func (d *deps) claim(ctx context.Context, resourceID string) (release func(), er
 	now := d.now()
 	ok, err := d.st.ClaimWork(ctx, resourceID, token, occ.Millis(now), occ.Millis(now.Add(d.opts.JobTimeout+30*time.Second)))
 	if err != nil {
+		// The claim may have committed all the same (a commit whose
+		// outcome is unknown): give it back, or the retry would find the
+		// resource held by this very attempt until the claim expires.
+		if rerr := d.st.ReleaseWork(context.WithoutCancel(ctx), resourceID, token); rerr != nil {
+			d.log.Warn("release a claim that may have been taken", "resource", resourceID, "error", rerr)
+		}
 		return nil, err
 	}
 	if !ok {

@@ -30,7 +30,11 @@ import (
 type env struct {
 	t       *testing.T
 	ctx     context.Context
+	url     string
 	st      *store.Store
+	faults  *storetest.Faults // the seam under st: commit failures and crashes
+	keyring *secrets.Keyring
+	dir     string
 	app     *app.App
 	fake    *computetest.Fake
 	driver  compute.Driver // what the worker calls: fake, or a wrapper of it
@@ -39,6 +43,7 @@ type env struct {
 	admin   occ.Caller
 	ns      string
 	backend *backendstest.Server
+	caps    compute.Capabilities
 }
 
 // envOption changes an env before its worker is built.
@@ -63,12 +68,14 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	st := storetest.Open(t, "sqlite://"+filepath.Join(dir, "occ.db"))
+	url := "sqlite://" + filepath.Join(dir, "occ.db")
+	st, faults := storetest.OpenFaulty(t, url)
 	keyring, err := secrets.Open(filepath.Join(dir, "secrets.keyset"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, st: st, fake: computetest.NewFake(caps), backend: backendstest.New(t)}
+	e := &env{t: t, ctx: ctx, url: url, st: st, faults: faults, keyring: keyring, dir: dir, caps: caps,
+		fake: computetest.NewFake(caps), backend: backendstest.New(t)}
 	e.driver = e.fake
 	e.opts = worker.Options{MaxAttempts: 3, PollInterval: 20 * time.Millisecond, ConvergenceTimeout: time.Minute, Concurrency: 4,
 		JobTimeout: 10 * time.Second, Secrets: appSecrets{e}, Backends: map[string]string{chatgptBackend: "chatgpt"},
@@ -80,16 +87,11 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 	if err != nil {
 		t.Fatal(err)
 	}
-	enq := jobs.NewEnqueuer(e.client)
-	if _, err := app.Bootstrap(ctx, st, enq, app.BootstrapOptions{DataDir: dir, AdminEmail: "admin@occ.test",
+	if _, err := app.Bootstrap(ctx, st, jobs.NewEnqueuer(e.client), app.BootstrapOptions{DataDir: dir, AdminEmail: "admin@occ.test",
 		AdminPassword: "correct horse battery staple", APIKey: adminKey}); err != nil {
 		t.Fatal(err)
 	}
-	e.app, err = app.New(ctx, st, enq, app.Options{Secrets: keyring, ComputeDriver: e.fake.Name(), Compute: caps,
-		Backends: []app.Backend{{ID: chatgptBackend, Type: "chatgpt", URL: e.backend.URL}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.openApp()
 	if e.admin, err = iam.NewAuthenticator(st).ServiceKey(ctx, adminKey); err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +106,46 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 		return err == nil && got.Status == occ.NamespaceReady
 	})
 	return e
+}
+
+// openApp opens the use cases on e.st, enqueueing through e.client.
+func (e *env) openApp() {
+	e.t.Helper()
+	var err error
+	e.app, err = app.New(e.ctx, e.st, jobs.NewEnqueuer(e.client), app.Options{Secrets: e.keyring, ComputeDriver: e.fake.Name(),
+		Compute: e.caps, Backends: []app.Backend{{ID: chatgptBackend, Type: "chatgpt", URL: e.backend.URL}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// crashRestart stands for kill -9 and a new occ process: the database
+// pool dies (nothing more is written, a transaction in flight is lost),
+// the worker is torn down, and a new store, use cases and worker start on
+// the same file, making work the dead one left running available again as
+// occ serve does on SQLite. The compute driver, like the machines it
+// drives, lives on.
+func (e *env) crashRestart() {
+	e.t.Helper()
+	e.faults.Crash()
+	// Its jobs end at once (cancelled, and nothing they call works);
+	// River's completer would keep retrying the dead pool for seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	_ = e.client.StopAndCancel(ctx)
+	cancel()
+	e.st, e.faults = storetest.OpenFaulty(e.t, e.url)
+	if _, err := worker.RescueOrphans(e.ctx, e.st); err != nil {
+		e.t.Fatal(err)
+	}
+	c, err := worker.NewClient(e.st, e.driver, e.opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.client = c
+	e.openApp()
+	if err := e.client.Start(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // start runs the worker until stop or the end of the test.

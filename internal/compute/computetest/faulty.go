@@ -43,6 +43,10 @@ type Fault struct {
 	// Permanent, when set, makes the failure compute.Permanent with this
 	// code; otherwise it is retryable. Either wraps ErrInjected.
 	Permanent string
+	// Then, when set, runs as the fault fires, before the failure is
+	// returned: a test's failpoint, such as killing occ's database pool
+	// to stand for a crash at this call.
+	Then func()
 }
 
 // Forever is Fault.Times for a fault that never wears off.
@@ -96,8 +100,16 @@ func (f *Faulty) Calls(id string) int { return f.calls.total(id) }
 func (f *Faulty) CallsOf(method, id string) int { return f.calls.of(method, id) }
 
 // take returns the failure of the first live fault matching the call, and
-// spends it; nil when none matches.
+// spends it, after running its Then; nil when none matches.
 func (f *Faulty) take(method, id string, after bool) error {
+	then, err := f.match(method, id, after)
+	if then != nil {
+		then()
+	}
+	return err
+}
+
+func (f *Faulty) match(method, id string, after bool) (func(), error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, ft := range f.faults {
@@ -112,9 +124,9 @@ func (f *Faulty) take(method, id string, after bool) error {
 			err = compute.Permanent(ft.Permanent, ErrInjected)
 		}
 		f.faults = slices.DeleteFunc(f.faults, func(ft *Fault) bool { return ft.Times == 0 })
-		return err
+		return ft.Then, err
 	}
-	return nil
+	return nil, nil
 }
 
 // through counts a call and makes it with the faults that match it.
