@@ -156,6 +156,24 @@ var rules = []rule{
 		forbids: forbidInternal("internal/app", "internal/httpapi", "internal/server", "internal/cli", "internal/client"),
 	},
 	{
+		// The console calls the same use cases as the API (app), the
+		// session and cookie rules of httpapi and its status mapping
+		// (contract); it never reaches the database or the worker itself.
+		name:    "console imports, inside the module, only app, iam, occ, config and httpapi's session, contract and client-address helpers (never store or worker)",
+		applies: func(rel string) bool { return under(rel, "internal/console") },
+		forbids: func(rel, imp string) bool {
+			r, ok := internal(imp)
+			if !ok {
+				return false
+			}
+			switch r {
+			case "internal/httpapi", "internal/httpapi/contract", "internal/httpapi/limit":
+				return false
+			}
+			return !under(r, "internal/console", "internal/app", "internal/iam", "internal/occ", "internal/config")
+		},
+	},
+	{
 		// occ serve and the other server commands reach internal/server
 		// through the cli.Server functions cmd/occ passes to cli.Main, never
 		// through an import.

@@ -1,0 +1,125 @@
+package console
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/occ"
+)
+
+// harnessMethods are the harness authentication choices with the labels
+// people see (seed: the codex_pat source is labelled Service Accounts).
+var harnessMethods = []choice{
+	{Value: occ.HarnessAPIKey, Label: "API key (a Secret)"},
+	{Value: occ.HarnessCodexPAT, Label: "Service Accounts (a service account token in a Secret)"},
+	{Value: occ.HarnessChatGPTServiceAccount, Label: "ChatGPT service account"},
+	{Value: occ.HarnessCredentialSource, Label: "Credential Source"},
+	{Value: occ.HarnessRuntime, Label: "Runtime (the SSH host's environment file)"},
+}
+
+type choice struct{ Value, Label string }
+
+// agentForm is the Create Agent form, as sent (kept when refused).
+type agentForm struct {
+	Name, ConfigurationID, PresetID, ExecutionMode, BackendID  string
+	HarnessMethod, SecretID, ServiceAccountID, SourceID       string
+	Files                                                     []initialFile
+}
+
+type initialFile struct {
+	Name    string
+	Set     bool
+	Content string
+}
+
+type newAgentData struct {
+	Form            agentForm
+	Configurations  []occ.Configuration
+	Presets         []occ.Preset
+	Secrets         []occ.Secret
+	ServiceAccounts []occ.ServiceAccount
+	Sources         []occ.CredentialSource
+	Backends        []app.Backend
+	Methods         []choice
+	Create          action
+}
+
+func (c *Console) newAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+	f := agentForm{ConfigurationID: r.URL.Query().Get("configuration")}
+	for _, n := range occ.WorkspaceFileNames {
+		f.Files = append(f.Files, initialFile{Name: n})
+	}
+	c.renderNewAgent(w, r, s, ns, http.StatusOK, &view{}, f)
+}
+
+// renderNewAgent fills the pickers with what the caller may read.
+func (c *Console) renderNewAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace, status int, v *view, f agentForm) {
+	ctx, all := r.Context(), app.PageRequest{Size: app.MaxPageSize}
+	d := newAgentData{Form: f, Methods: harnessMethods,
+		Create: c.can(r, s, occ.KindAgent, occ.ActionCreate, occ.ResourceRef{Kind: occ.KindAgent, ID: ns.ID, NamespaceID: ns.ID}, "create Agents here")}
+	if p, err := c.app.ListConfigurations(ctx, s.caller, ns.ID, all); err == nil {
+		d.Configurations = p.Items
+	}
+	if p, err := c.app.ListPresets(ctx, s.caller, ns.ID, all); err == nil {
+		d.Presets = p.Items
+	}
+	if p, err := c.app.ListSecrets(ctx, s.caller, ns.ID, all); err == nil {
+		d.Secrets = p.Items
+	}
+	if p, err := c.app.ListServiceAccounts(ctx, s.caller, ns.ID, all); err == nil {
+		d.ServiceAccounts = p.Items
+	}
+	if p, err := c.app.ListCredentialSources(ctx, s.caller, ns.ID, all); err == nil {
+		d.Sources = p.Items
+	}
+	if p, err := c.app.ListBackends(ctx, s.caller, all); err == nil {
+		d.Backends = p.Items
+	}
+	v.Title, v.Session, v.NS, v.Data = "Create Agent", s, ns, d
+	c.render(w, r, status, "newagent", v)
+}
+
+// createAgent creates the Agent through the same use case as the API.
+func (c *Console) createAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+	pf := r.PostForm
+	f := agentForm{Name: pf.Get("name"), ConfigurationID: pf.Get("configurationId"), PresetID: pf.Get("presetId"),
+		ExecutionMode: pf.Get("executionMode"), BackendID: pf.Get("backendId"), HarnessMethod: pf.Get("harnessMethod"),
+		SecretID: pf.Get("secretId"), ServiceAccountID: pf.Get("serviceAccountId"), SourceID: pf.Get("sourceId")}
+	in := app.AgentInput{Name: f.Name, ConfigurationID: f.ConfigurationID, PresetID: f.PresetID, ExecutionMode: f.ExecutionMode}
+	if f.BackendID != "" {
+		in.BackendID = app.Optional[string]{Set: true, Value: f.BackendID}
+	}
+	if f.HarnessMethod != "" {
+		h := &occ.HarnessAuth{Method: f.HarnessMethod}
+		switch f.HarnessMethod {
+		case occ.HarnessAPIKey, occ.HarnessCodexPAT:
+			h.Source = &occ.SecretRef{Kind: "secret", NamespaceID: ns.ID, ID: f.SecretID}
+		case occ.HarnessChatGPTServiceAccount:
+			h.ServiceAccountID = f.ServiceAccountID
+		case occ.HarnessCredentialSource:
+			h.SourceID = f.SourceID
+		}
+		in.HarnessAuth = app.Optional[*occ.HarnessAuth]{Set: true, Value: h}
+	}
+	for _, n := range occ.WorkspaceFileNames {
+		file := initialFile{Name: n, Set: pf.Get("set-"+n) != "", Content: formText(pf.Get("file-" + n))}
+		f.Files = append(f.Files, file)
+		if file.Set {
+			if in.InitialWorkspaceFiles == nil {
+				in.InitialWorkspaceFiles = map[string]string{}
+			}
+			in.InitialWorkspaceFiles[n] = file.Content
+		}
+	}
+	g, err := c.app.CreateAgent(r.Context(), s.caller, ns.ID, in)
+	if err != nil {
+		v := &view{}
+		c.renderNewAgent(w, r, s, ns, c.formError(r, v, err), v, f)
+		return
+	}
+	http.Redirect(w, r, agentPath(ns.ID, g.ID)+"?notice=created", http.StatusSeeOther)
+}
+
+// formText undoes the CRLF line breaks browsers send for a textarea.
+func formText(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }

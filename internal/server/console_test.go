@@ -1,0 +1,213 @@
+package server_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// TestConsoleSignIn: / is the sign-in page when signed out; a wrong
+// password, a foreign origin and a session that ended each keep a person
+// out; sign-in sets the API's session cookie and sign-out clears it.
+func TestConsoleSignIn(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	b := newBrowser(t, e)
+
+	p := b.get("/")
+	if p.status != 200 || len(p.all("form")) != 1 || attr(p.all("form")[0], "action") != "/console/sign-in" {
+		t.Fatalf("GET / signed out = %d %s", p.status, p.body)
+	}
+	if p := b.get("/console/namespaces"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/console/sign-in?next=%2Fconsole%2Fnamespaces" {
+		t.Fatalf("a page signed out = %d %q", p.status, p.header.Get("Location"))
+	}
+	if p := b.post("/console/sign-in", url.Values{"email": {"admin@occ.local"}, "password": {"wrong password"}}); p.status != 401 ||
+		!strings.Contains(p.text(), "The email or password is not correct.") || !strings.Contains(p.body, `value="admin@occ.local"`) || b.hasSession() {
+		t.Fatalf("wrong password = %d %s", p.status, p.body)
+	}
+	if p := b.post("/console/sign-in", url.Values{"email": {"admin@occ.local"}, "password": {adminPassword}}, "Origin", "https://evil.example"); p.status != 403 || b.hasSession() {
+		t.Fatalf("sign-in from another origin = %d", p.status)
+	}
+	p = b.post("/console/sign-in", url.Values{"email": {"admin@occ.local"}, "password": {adminPassword}, "next": {"//evil.example/x"}})
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/console/" {
+		t.Fatalf("sign-in = %d %q", p.status, p.header.Get("Location"))
+	}
+	sc := p.header.Get("Set-Cookie")
+	if !strings.HasPrefix(sc, "occ_session=") || !strings.Contains(sc, "HttpOnly") || !strings.Contains(sc, "SameSite=Lax") {
+		t.Fatalf("session cookie = %q", sc)
+	}
+	home := b.get("/")
+	if home.status != 200 || !strings.Contains(home.text(), "Signed in as") || !home.button("Sign out") {
+		t.Fatalf("GET / signed in = %d %s", home.status, home.body)
+	}
+	// The console's session is the API's: the same cookie reads the API.
+	if r := e.call("GET", "/api/auth/session", "", nil, "Cookie", b.cookie()); r.data()["authenticated"] != true {
+		t.Fatalf("API session = %v", r.Body)
+	}
+
+	// A session that expired sends the next page back to sign-in, which
+	// returns to it.
+	if _, err := e.m.Store().DB().Exec(`UPDATE sessions SET expires_at = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get("/console/namespaces?page="); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/console/sign-in?next=") {
+		t.Fatalf("expired session = %d %q", p.status, p.header.Get("Location"))
+	}
+	if p := b.post("/console/namespaces", url.Values{"csrf": {home.csrf(t)}, "name": {"late"}}); p.status != 401 || !strings.Contains(p.text(), "Your session has ended") {
+		t.Fatalf("write with an expired session = %d %s", p.status, p.body)
+	}
+	b.signIn("admin@occ.local", adminPassword)
+	home = b.get("/console/namespaces")
+	if p := b.post("/console/sign-out", url.Values{"csrf": {home.csrf(t)}}); p.status != http.StatusSeeOther || !strings.Contains(p.header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Fatalf("sign-out = %d %q", p.status, p.header.Get("Set-Cookie"))
+	}
+	if p := b.get("/console/namespaces"); p.status != http.StatusSeeOther {
+		t.Fatalf("after sign-out = %d", p.status)
+	}
+	if p := b.get("/console/static/console.css"); p.status != 200 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/css") {
+		t.Fatalf("stylesheet = %d %q", p.status, p.header.Get("Content-Type"))
+	}
+	if p := b.get("/console/no-such-page"); p.status != 404 {
+		t.Fatalf("unknown console page = %d", p.status)
+	}
+	// API paths are untouched by the console.
+	if r := e.call("GET", "/healthz", "", nil); r.Status != 200 {
+		t.Fatalf("healthz = %d", r.Status)
+	}
+}
+
+// TestConsoleForgedWrites: a cookie-authenticated form without the
+// session's token, with another session's token, or from another origin
+// is refused and changes nothing.
+func TestConsoleForgedWrites(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	b := newBrowser(t, e)
+	b.signIn("admin@occ.local", adminPassword)
+	token := b.get("/console/namespaces").csrf(t)
+	other := newBrowser(t, e)
+	other.signIn("admin@occ.local", adminPassword)
+	otherToken := other.get("/console/namespaces").csrf(t)
+	if otherToken == token {
+		t.Fatal("two sessions share a CSRF token")
+	}
+	for name, c := range map[string]struct {
+		form    url.Values
+		headers []string
+	}{
+		"no token":                {url.Values{"name": {"forged"}}, nil},
+		"another session's token": {url.Values{"name": {"forged"}, "csrf": {otherToken}}, nil},
+		"another origin":          {url.Values{"name": {"forged"}, "csrf": {token}}, []string{"Origin", "https://evil.example"}},
+		"cross-site fetch":        {url.Values{"name": {"forged"}, "csrf": {token}}, []string{"Origin", "", "Sec-Fetch-Site", "cross-site"}},
+	} {
+		if p := b.post("/console/namespaces", c.form, c.headers...); p.status != 403 || !strings.Contains(p.text(), "did not come from this console page") {
+			t.Fatalf("%s: forged create = %d %s", name, p.status, p.body)
+		}
+	}
+	if names := namespaceNames(e); strings.Contains(names, "forged") {
+		t.Fatalf("a forged form created a Namespace: %s", names)
+	}
+	if p := b.post("/console/namespaces", url.Values{"name": {"real"}, "csrf": {token}}); p.status != http.StatusSeeOther {
+		t.Fatalf("genuine create = %d %s", p.status, p.body)
+	}
+	if names := namespaceNames(e); !strings.Contains(names, "real") {
+		t.Fatalf("namespaces = %s", names)
+	}
+}
+
+// TestConsoleHostileContent: names and file contents holding markup
+// render as text on every page, through a full life: a Namespace,
+// Configuration, Secret and Agent with hostile names, deployed, with a
+// hostile workspace file.
+func TestConsoleHostileContent(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	b := newBrowser(t, e)
+	b.signIn("admin@occ.local", adminPassword)
+	token := b.get("/console/").csrf(t)
+
+	p := b.post("/console/namespaces", url.Values{"csrf": {token}, "name": {hostile}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("create namespace = %d %s", p.status, p.body)
+	}
+	nsPath := p.header.Get("Location")
+	ns := strings.TrimPrefix(nsPath, "/console/namespaces/")
+	e.waitStatus(ns, "ready")
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: ns}}
+
+	p = b.post(nsPath+"/secrets", url.Values{"csrf": {token}, "name": {hostile}, "value": {"sk-console-canary"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("create secret = %d %s", p.status, p.body)
+	}
+	d.secret = e.call("GET", d.path("/secrets"), e.admin, nil).list()[0].(map[string]any)["id"].(string)
+	p = b.post(nsPath+"/configurations", url.Values{"csrf": {token}, "name": {hostile}, "values": {`{"note": "` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}`}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("create configuration = %d %s", p.status, p.body)
+	}
+	cfgPath := strings.SplitN(p.header.Get("Location"), "?", 2)[0]
+	d.cfg = strings.TrimPrefix(cfgPath, nsPath+"/configurations/")
+	p = b.post(nsPath+"/agents", url.Values{"csrf": {token}, "name": {hostile}, "configurationId": {d.cfg}, "harnessMethod": {"api_key"},
+		"secretId": {d.secret}, "set-AGENTS.md": {"1"}, "file-AGENTS.md": {hostile + "\r\nsecond line\r\n"}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("create agent = %d %s", p.status, p.body)
+	}
+	agentPath := strings.SplitN(p.header.Get("Location"), "?", 2)[0]
+	agent := strings.TrimPrefix(agentPath, nsPath+"/agents/")
+	d.grantSecrets(t, "hostile", e.call("GET", d.path("/agents/"+agent), e.admin, nil).data()["servicePrincipalId"].(string))
+	p = b.post(agentPath+"/deploy", url.Values{"csrf": {token}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("deploy = %d %s", p.status, p.body)
+	}
+	depPath := p.header.Get("Location")
+	d.waitDeployment(t, agent, strings.TrimPrefix(depPath, agentPath+"/deployments/"))
+
+	// The initial file arrived with the browser's CRLF turned back to LF.
+	if r := e.call("GET", d.path("/agents/"+agent+"/workspace/files/AGENTS.md"), e.admin, nil); r.data()["content"] != hostile+"\nsecond line\n" {
+		t.Fatalf("initial AGENTS.md = %q", r.data()["content"])
+	}
+	p = b.post(agentPath+"/files/SOUL.md", url.Values{"csrf": {token}, "content": {hostile}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("write SOUL.md = %d %s", p.status, p.body)
+	}
+
+	for _, c := range []struct {
+		path string
+		show bool
+	}{
+		{"/console/namespaces", true},
+		{nsPath, true},
+		{nsPath + "/agents?q=" + url.QueryEscape("<script>"), true},
+		{nsPath + "/agents/new", true},
+		{agentPath, true},
+		{depPath, true},
+		{agentPath + "/files/AGENTS.md", true},
+		{agentPath + "/files/SOUL.md", true},
+		{nsPath + "/configurations", true},
+		{cfgPath, true},
+		{nsPath + "/secrets", true},
+	} {
+		p := b.get(c.path)
+		if p.status != 200 {
+			t.Fatalf("GET %s = %d %s", c.path, p.status, p.body)
+		}
+		assertInert(t, c.path, p, c.show)
+		if strings.Contains(p.body, "sk-console-canary") {
+			t.Fatalf("%s shows a Secret's value", c.path)
+		}
+	}
+	// A refused form shows the person's hostile input back as text.
+	p = b.post(nsPath+"/configurations", url.Values{"csrf": {token}, "name": {hostile}, "values": {"not json " + hostile}})
+	if p.status != 400 || !strings.Contains(p.text(), "/values") {
+		t.Fatalf("bad JSON = %d %s", p.status, p.body)
+	}
+	assertInert(t, "refused configuration", p, true)
+}
+
+// namespaceNames lists every Namespace's name, as the administrator sees them.
+func namespaceNames(e *env) string {
+	var names []string
+	for _, n := range e.call("GET", "/namespaces", e.admin, nil).list() {
+		names = append(names, n.(map[string]any)["name"].(string))
+	}
+	return strings.Join(names, ",")
+}
