@@ -22,7 +22,7 @@ type choice struct{ Value, Label string }
 
 // agentForm is the Create Agent form, as sent (kept when refused).
 type agentForm struct {
-	Name, ConfigurationID, PresetID, ExecutionMode, BackendID  string
+	Name, ConfigurationID, PresetID, ExecutionMode, BackendID string
 	HarnessMethod, SecretID, ServiceAccountID, SourceID       string
 	Files                                                     []initialFile
 }

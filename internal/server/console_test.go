@@ -211,3 +211,56 @@ func namespaceNames(e *env) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// TestConsoleReader: a person who may read an Agent but not deploy, stop
+// or delete it sees the Agent without those buttons (with the reason), and
+// a forged deploy with their own valid token is still refused by the use
+// case; the administrator sees the buttons.
+func TestConsoleReader(t *testing.T) {
+	d, agent := liveAgent(t, storetest.URL(t, "sqlite"), "reader")
+	e := d.e
+	h := e.call("POST", "/iam/principals", e.admin, map[string]any{"email": "reader@example.com", "name": "Reader", "password": "a long enough password"})
+	if h.Status != 201 {
+		t.Fatalf("create reader = %d %v", h.Status, h.Body)
+	}
+	role := e.call("POST", d.path("/iam/roles"), e.admin, map[string]any{"name": "reader", "permissions": []string{"namespace:read", "agent:read", "agent_revision:read"}}).data()["id"].(string)
+	if r := e.call("POST", d.path("/iam/bindings"), e.admin, map[string]any{"principalId": h.data()["id"], "roleId": role}); r.Status != 201 {
+		t.Fatalf("bind reader = %d %v", r.Status, r.Body)
+	}
+	agentPath := "/console/namespaces/" + d.ns + "/agents/" + agent
+
+	admin := newBrowser(t, e)
+	admin.signIn("admin@occ.local", adminPassword)
+	if p := admin.get(agentPath); p.status != 200 || !p.button("Deploy") || !p.button("Stop") || !p.button("Delete") {
+		t.Fatalf("administrator's Agent page = %d %s", p.status, p.body)
+	}
+
+	r := newBrowser(t, e)
+	r.signIn("reader@example.com", "a long enough password")
+	p := r.get(agentPath)
+	if p.status != 200 || p.button("Deploy") || p.button("Stop") || p.button("Delete") {
+		t.Fatalf("reader's Agent page = %d %s", p.status, p.body)
+	}
+	if !strings.Contains(p.text(), "You may not deploy this Agent: it needs agent:deploy.") {
+		t.Fatalf("no reason for the missing Deploy button:\n%s", p.text())
+	}
+	fleet := r.get("/console/namespaces/" + d.ns)
+	if fleet.status != 200 || !strings.Contains(fleet.text(), "reader") || strings.Contains(fleet.body, `href="/console/namespaces/`+d.ns+`/agents/new"`) {
+		t.Fatalf("reader's fleet = %d %s", fleet.status, fleet.body)
+	}
+	// The reader's own, valid form token does not grant the deploy.
+	if p := r.post(agentPath+"/deploy", url.Values{"csrf": {p.csrf(t)}}); p.status != 403 {
+		t.Fatalf("reader's deploy = %d %s", p.status, p.body)
+	}
+	if revs := e.call("GET", d.path("/agents/"+agent+"/revisions"), e.admin, nil).list(); len(revs) != 0 {
+		t.Fatalf("the reader's deploy made revisions: %v", revs)
+	}
+	// Another Namespace's pages are not found for the reader.
+	other := e.createNamespace("elsewhere")
+	if p := r.get("/console/namespaces/" + other); p.status != 404 {
+		t.Fatalf("reader opening another Namespace = %d", p.status)
+	}
+	if names := r.get("/console/namespaces").text(); strings.Contains(names, "elsewhere") {
+		t.Fatal("the reader's Namespace list shows a Namespace they may not read")
+	}
+}
