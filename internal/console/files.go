@@ -39,7 +39,10 @@ func (c *Console) renderFile(w http.ResponseWriter, r *http.Request, s *session,
 		Unknown: v.ErrorCode == string(occ.CodeUnknownOutcome)}
 	if kept != nil {
 		d.Content, d.Loaded = *kept, true
-	} else if f, err := c.app.ReadWorkspaceFile(ctx, s.caller, ns.ID, g.ID, name); err != nil {
+	} else if f, err := c.app.ReadWorkspaceFile(ctx, s.caller, ns.ID, g.ID, name); isCode(err, occ.CodeNotFound) {
+		// The Agent was just read: what is missing is the file.
+		d.Loaded, v.Notice = true, "This file does not exist yet in the live workspace: saving creates it."
+	} else if err != nil {
 		status = c.formError(r, v, err)
 	} else {
 		d.Content, d.Loaded = f.Content, true
@@ -58,4 +61,10 @@ func (c *Console) writeFile(w http.ResponseWriter, r *http.Request, s *session, 
 		return
 	}
 	http.Redirect(w, r, agentPath(ns.ID, r.PathValue("agent"))+"/files/"+name+"?notice=saved", http.StatusSeeOther)
+}
+
+// isCode reports whether err is an occ error with this code.
+func isCode(err error, code occ.Code) bool {
+	oe := occ.AsError(err)
+	return oe != nil && oe.Code == code
 }

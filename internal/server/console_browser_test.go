@@ -1,0 +1,196 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/openclaw/occ/internal/compute"
+
+	"github.com/openclaw/occ/internal/server"
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// bootConsole starts occ (fake gateway) on a port of its own whose public
+// origin is the address a browser opens, and a headless Chromium.
+func bootConsole(t *testing.T, driver compute.Driver) (*env, string, context.Context) {
+	t.Helper()
+	chromium := chromiumBinary(t)
+	listen := freePort(t)
+	site := "http://" + listen
+	e := boot(t, storetest.URL(t, "sqlite"), driver, func(m *server.Main) { m.Config.Listen, m.Config.PublicOrigin = listen, site })
+	alloc, cancel := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900))...)
+	t.Cleanup(cancel)
+	browser, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	ctx, cancel := context.WithTimeout(browser, 3*time.Minute)
+	t.Cleanup(cancel)
+	return e, site, ctx
+}
+
+// do runs browser steps or fails the test with the page's text.
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	began := time.Now()
+	defer func() { t.Logf("%s: %s", what, time.Since(began).Round(time.Millisecond)) }()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		t.Fatalf("%s: %v\npage:\n%s", what, err, text)
+	}
+}
+
+// submit clicks the submit button of the form whose action ends with
+// action and waits for the next page.
+func submit(action string) chromedp.Action[chromedp.Void] {
+	return chromedp.Click(chromedp.CSS(`form[action$="`+action+`"] button[type=submit]`))
+}
+
+// waitText waits until the page's text holds s.
+func waitText(s string) chromedp.Action[chromedp.Void] {
+	return waitJS(`document.readyState === "complete" && document.body.innerText.includes(` + jsString(s) + `)`)
+}
+
+// waitJS waits until expr is true on the current page, across the
+// navigation a form submission starts (an evaluation the navigation
+// interrupts is asked again).
+func waitJS(expr string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		deadline := time.Now().Add(time.Minute)
+		for {
+			ok, err := chromedp.Evaluate[bool](expr)(ctx, t)
+			if err == nil && ok {
+				return chromedp.Void{}, nil
+			}
+			if time.Now().After(deadline) {
+				return chromedp.Void{}, fmt.Errorf("waited a minute for %s (last error %v)", expr, err)
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
+func jsString(s string) string { return "`" + strings.NewReplacer("`", "\\`", "$", "\\$", "\\", "\\\\").Replace(s) + "`" }
+
+// TestConsoleBrowserJourney drives the console in headless Chromium: sign
+// in, create a Namespace, Configuration, Secret and Agent, deploy and
+// watch the timeline (the event stream, through the console's script
+// under its CSP) reach succeeded, run diagnostics, edit a workspace file,
+// stop, delete, sign out.
+func TestConsoleBrowserJourney(t *testing.T) {
+	e, site, ctx := bootConsole(t, nil)
+
+	do(t, ctx, "sign in", chromedp.Navigate(site+"/"), chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), "admin@occ.local"), chromedp.SendKeys(chromedp.CSS("#password"), adminPassword),
+		submit("/console/sign-in"), waitText("Signed in as"))
+
+	do(t, ctx, "create a Namespace", chromedp.SendKeys(chromedp.CSS("#ns-name"), "journey"), submit("/console/namespaces"),
+		waitText("Agents in journey"))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsPath := strings.TrimPrefix(loc, site)
+	ns := strings.TrimPrefix(nsPath, "/console/namespaces/")
+	e.waitStatus(ns, "ready")
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: ns}}
+
+	do(t, ctx, "create a Configuration", chromedp.Click(chromedp.CSS(`nav a[href$="/configurations"]`)), chromedp.WaitVisible(chromedp.CSS("#c-name")),
+		chromedp.SendKeys(chromedp.CSS("#c-name"), "support"),
+		chromedp.SetValue(chromedp.CSS("#c-values"), `{"agents": {"defaults": {"model": "openai/gpt-5"}}}`),
+		submit("/configurations"), waitText("Created."))
+	do(t, ctx, "create a Secret", chromedp.Click(chromedp.CSS(`nav a[href$="/secrets"]`)), chromedp.WaitVisible(chromedp.CSS("#s-name")),
+		chromedp.SendKeys(chromedp.CSS("#s-name"), "openai"), chromedp.SendKeys(chromedp.CSS("#s-value"), "sk-journey-canary"),
+		submit("/secrets"), waitText("Created."))
+	cfg := e.call("GET", d.path("/configurations"), e.admin, nil).list()[0].(map[string]any)["id"].(string)
+	secret := e.call("GET", d.path("/secrets"), e.admin, nil).list()[0].(map[string]any)["id"].(string)
+
+	do(t, ctx, "create an Agent", chromedp.Click(chromedp.CSS(`nav a[href$="/agents"]`)), chromedp.Click(chromedp.CSS(`a[href$="/agents/new"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#a-name")), chromedp.SendKeys(chromedp.CSS("#a-name"), "helpdesk"),
+		chromedp.SetValue(chromedp.CSS("#a-cfg"), cfg), chromedp.SetValue(chromedp.CSS("#a-method"), "api_key"),
+		chromedp.SetValue(chromedp.CSS("#a-secret"), secret), chromedp.Click(chromedp.CSS(`#set-AGENTS\.md`)),
+		chromedp.SetValue(chromedp.CSS(`#file-AGENTS\.md`), "Answer support questions.\n"),
+		submit("/agents"), waitText("Last deployment"))
+	agents := e.call("GET", d.path("/agents"), e.admin, nil).list()
+	if len(agents) != 1 {
+		t.Fatalf("agents = %v", agents)
+	}
+	agent := agents[0].(map[string]any)
+	// The console has no IAM pages yet: the Agent's principal gets its
+	// Secret grant through the API.
+	d.grantSecrets(t, "helpdesk", agent["servicePrincipalId"].(string))
+
+	do(t, ctx, "deploy and watch the timeline", chromedp.Navigate(site+nsPath+"/agents/"+agent["id"].(string)), submit("/deploy"),
+		chromedp.WaitVisible(chromedp.CSS("#timeline")),
+		waitJS(`document.querySelector('#timeline li[data-status="succeeded"]') !== null`))
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#deployment-status")))
+	if err != nil || status != "succeeded" {
+		t.Fatalf("deployment status shown = %q (%v)", status, err)
+	}
+	do(t, ctx, "run diagnostics", submit("/diagnostics"), chromedp.WaitVisible(chromedp.CSS("table .check")))
+
+	agentPath := nsPath + "/agents/" + agent["id"].(string)
+	do(t, ctx, "read the initial file", chromedp.Navigate(site+agentPath+"/files/AGENTS.md"), chromedp.WaitVisible(chromedp.CSS("#content")))
+	shown, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS("#content")))
+	if err != nil || shown != "Answer support questions.\n" {
+		t.Fatalf("AGENTS.md shown = %q (%v)", shown, err)
+	}
+	do(t, ctx, "edit SOUL.md", chromedp.Navigate(site+agentPath+"/files/SOUL.md"), chromedp.WaitVisible(chromedp.CSS("#content")),
+		chromedp.SetValue(chromedp.CSS("#content"), "Be kind.\nBe brief.\n"), submit("/files/SOUL.md"), waitText("Saved."))
+	if r := e.call("GET", d.path("/agents/"+agent["id"].(string)+"/workspace/files/SOUL.md"), e.admin, nil); r.data()["content"] != "Be kind.\nBe brief.\n" {
+		t.Fatalf("SOUL.md after the edit = %v", r.data()["content"])
+	}
+
+	do(t, ctx, "stop", chromedp.Navigate(site+agentPath), submit("/stop"), waitText("Stop accepted"))
+	if r := e.call("GET", d.path("/agents/"+agent["id"].(string)), e.admin, nil); r.data()["desiredRuntimeState"] != "stopped" {
+		t.Fatalf("after stop = %v", r.data())
+	}
+	do(t, ctx, "delete", submit("/delete"), waitText("Delete accepted"))
+	waitFor(t, "the Agent's teardown", func() bool {
+		return e.call("GET", d.path("/agents/"+agent["id"].(string)), e.admin, nil).Status == 404
+	})
+	do(t, ctx, "sign out", chromedp.Navigate(site+"/console/namespaces"), submit("/console/sign-out"), chromedp.WaitVisible(chromedp.CSS("#password")))
+	do(t, ctx, "a page after sign-out goes to sign-in", chromedp.Navigate(site+agentPath), chromedp.WaitVisible(chromedp.CSS("#password")))
+}
+
+// TestConsoleBrowserLiveTimeline: a deployment page opened while the
+// gateway is still starting follows the event stream without a reload
+// (the console's script, allowed by the CSP) until it shows succeeded.
+func TestConsoleBrowserLiveTimeline(t *testing.T) {
+	fake := newFakeCompute(t)
+	e, site, ctx := bootConsole(t, fake)
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("live")}, fake: fake}
+	d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)
+	d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+	agent, _ := d.newAgent(t, "live", true)
+	fake.set(func(f *fakeCompute) { f.notReady[agent] = -1 }) // the gateway keeps starting
+	rev := d.deploy(t, agent)
+
+	do(t, ctx, "sign in", chromedp.Navigate(site+"/console/sign-in"), chromedp.WaitVisible(chromedp.CSS("#email")),
+		chromedp.SendKeys(chromedp.CSS("#email"), "admin@occ.local"), chromedp.SendKeys(chromedp.CSS("#password"), adminPassword),
+		submit("/console/sign-in"), waitText("Signed in as"))
+	do(t, ctx, "open the deployment", chromedp.Navigate(site+"/console/namespaces/"+d.ns+"/agents/"+agent+"/deployments/"+rev),
+		chromedp.WaitVisible(chromedp.CSS("#timeline[data-events]")),
+		chromedp.Evaluate[chromedp.Void](`window.occSamePage = true`))
+	shown, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#deployment-status")))
+	if err != nil || (shown != "queued" && shown != "running") {
+		t.Fatalf("status while the gateway starts = %q (%v)", shown, err)
+	}
+	fake.set(func(f *fakeCompute) { f.notReady[agent] = 0 })
+	do(t, ctx, "the timeline reaches succeeded", waitJS(`document.querySelector('#timeline li[data-status="succeeded"]') !== null`))
+	same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.occSamePage === true`))
+	if err != nil || !same {
+		t.Fatalf("the page was reloaded instead of following the stream (%v)", err)
+	}
+	if shown, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#deployment-status"))); shown != "succeeded" {
+		t.Fatalf("status shown = %q", shown)
+	}
+}
