@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +50,7 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 // submit clicks the submit button of the form whose action ends with
 // action and waits for the next page.
 func submit(action string) chromedp.Action[chromedp.Void] {
-	return chromedp.Click(chromedp.CSS(`form[action$="`+action+`"] button[type=submit]`))
+	return chromedp.Click(chromedp.CSS(`form[action$="` + action + `"] button[type=submit]`))
 }
 
 // waitText waits until the page's text holds s.
@@ -78,7 +81,9 @@ func waitJS(expr string) chromedp.Action[chromedp.Void] {
 	}
 }
 
-func jsString(s string) string { return "`" + strings.NewReplacer("`", "\\`", "$", "\\$", "\\", "\\\\").Replace(s) + "`" }
+func jsString(s string) string {
+	return "`" + strings.NewReplacer("`", "\\`", "$", "\\$", "\\", "\\\\").Replace(s) + "`"
+}
 
 // TestConsoleBrowserJourney drives the console in headless Chromium: sign
 // in, create a Namespace, Configuration, Secret and Agent, deploy and
@@ -193,4 +198,75 @@ func TestConsoleBrowserLiveTimeline(t *testing.T) {
 	if shown, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#deployment-status"))); shown != "succeeded" {
 		t.Fatalf("status shown = %q", shown)
 	}
+}
+
+// TestConsoleScreenshots opens every console page of a seeded occ in
+// headless Chromium and writes a PNG of each: to OCC_CONSOLE_SCREENSHOTS
+// when set (scripts/screenshots), otherwise to a temporary directory. Each
+// page must answer 200 and render a non-empty image.
+func TestConsoleScreenshots(t *testing.T) {
+	dir := os.Getenv("OCC_CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e, site, ctx := bootConsole(t, nil)
+	d, agent := seedConsole(t, e)
+	rev := d.deploy(t, agent)
+	d.waitDeployment(t, agent, rev)
+	if r := e.call("PUT", d.path("/agents/"+agent+"/workspace/files/SOUL.md"), e.admin, map[string]any{"content": "Be kind.\nBe brief.\n"}); r.Status != 200 {
+		t.Fatalf("write SOUL.md = %d %v", r.Status, r.Body)
+	}
+	ns := "/console/namespaces/" + d.ns
+	a := ns + "/agents/" + agent
+	pages := []struct{ name, path string }{
+		{"01-sign-in", "/console/sign-in"},
+		{"02-namespaces", "/console/namespaces"},
+		{"03-agents", ns + "/agents"},
+		{"04-create-agent", ns + "/agents/new"},
+		{"05-agent", a},
+		{"06-deployment", a + "/deployments/" + rev},
+		{"07-workspace-file", a + "/files/SOUL.md"},
+		{"08-configurations", ns + "/configurations"},
+		{"09-configuration", ns + "/configurations/" + d.cfg},
+		{"10-secrets", ns + "/secrets"},
+	}
+	for i, p := range pages {
+		if i == 1 {
+			do(t, ctx, "sign in", chromedp.SendKeys(chromedp.CSS("#email"), "admin@occ.local"),
+				chromedp.SendKeys(chromedp.CSS("#password"), adminPassword), submit("/console/sign-in"), waitText("Signed in as"))
+		}
+		res, err := chromedp.Run(ctx, chromedp.NavigateResponse(site+p.path))
+		if err != nil || res.Status != 200 {
+			t.Fatalf("%s: %v %v", p.path, res, err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(png) < 1000 || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+			t.Fatalf("%s: screenshot of %d bytes", p.path, len(png))
+		}
+		if err := os.WriteFile(filepath.Join(dir, p.name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d screenshots in %s", len(pages), dir)
+}
+
+// seedConsole fills a Namespace with what the pages show: Configurations,
+// Secrets and Agents in several states, one deployable.
+func seedConsole(t *testing.T, e *env) (*deployWorld, string) {
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("support")}}
+	e.createNamespace("research")
+	d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "openai-key", "value": "sk-seed"}).data()["id"].(string)
+	e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "slack-token", "value": "xoxb-seed"})
+	d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "support-bot", "kind": "agent",
+		"values": map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": "openai/gpt-5"}}}}).data()["id"].(string)
+	e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "triage", "kind": "agent", "values": map[string]any{}})
+	agent, _ := d.newAgent(t, "helpdesk", true)
+	d.newAgent(t, "ticket-triage", true)
+	return d, agent
 }
