@@ -323,6 +323,10 @@ func TestRulesCatchViolations(t *testing.T) {
 			m("internal/occ"), m("internal/config"), m("internal/client"), m("internal/client/gen"), m("internal/cli/output"), "github.com/spf13/cobra",
 		}}, []string{m("internal/jobs"), m("internal/agentruntime"), m("internal/backends"), m("internal/credgateway")}},
 		{"cli imports the module root", pkg{ImportPath: m("internal/cli"), Imports: []string{module}}, []string{module}},
+		{"console imports store, worker and the API's handlers", pkg{ImportPath: m("internal/console"), Imports: []string{
+			m("internal/store"), m("internal/worker"), m("internal/httpapi/gen"), m("internal/compute"), m("internal/gateway"),
+			m("internal/app"), m("internal/iam"), m("internal/occ"), m("internal/httpapi"), m("internal/httpapi/contract"), m("internal/httpapi/limit"), "html/template",
+		}}, []string{m("internal/store"), m("internal/worker"), m("internal/httpapi/gen"), m("internal/compute"), m("internal/gateway")}},
 		{"test helper from production code", pkg{ImportPath: m("internal/worker"), Imports: []string{m("internal/gateway/gatewaytest")}}, []string{m("internal/gateway/gatewaytest")}},
 		{"test helper from tests", pkg{ImportPath: m("internal/worker"), TestImports: []string{m("internal/store/storetest")}, XTestImports: []string{m("internal/compute/computetest")}}, nil},
 		{"test helper from test helper", pkg{ImportPath: m("internal/compute/computetest"), Imports: []string{m("internal/gateway/gatewaytest"), m("internal/compute")}}, nil},
