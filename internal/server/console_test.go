@@ -217,7 +217,11 @@ func namespaceNames(e *env) string {
 // a forged deploy with their own valid token is still refused by the use
 // case; the administrator sees the buttons.
 func TestConsoleReader(t *testing.T) {
-	d, agent := liveAgent(t, storetest.URL(t, "sqlite"), "reader")
+	storetest.Each(t, testConsoleReader)
+}
+
+func testConsoleReader(t *testing.T, dbURL string) {
+	d, agent := liveAgent(t, dbURL, "reader")
 	e := d.e
 	h := e.call("POST", "/iam/principals", e.admin, map[string]any{"email": "reader@example.com", "name": "Reader", "password": "a long enough password"})
 	if h.Status != 201 {
@@ -244,15 +248,17 @@ func TestConsoleReader(t *testing.T) {
 	if !strings.Contains(p.text(), "You may not deploy this Agent: it needs agent:deploy.") {
 		t.Fatalf("no reason for the missing Deploy button:\n%s", p.text())
 	}
+	// Deployed by the administrator: the reader's fleet view shows it running.
+	d.waitDeployment(t, agent, d.deploy(t, agent))
 	fleet := r.get("/console/namespaces/" + d.ns)
-	if fleet.status != 200 || !strings.Contains(fleet.text(), "reader") || strings.Contains(fleet.body, `href="/console/namespaces/`+d.ns+`/agents/new"`) {
+	if fleet.status != 200 || !strings.Contains(fleet.text(), "reader") || !strings.Contains(fleet.body, `class="state state-running"`) || strings.Contains(fleet.body, `href="/console/namespaces/`+d.ns+`/agents/new"`) {
 		t.Fatalf("reader's fleet = %d %s", fleet.status, fleet.body)
 	}
 	// The reader's own, valid form token does not grant the deploy.
 	if p := r.post(agentPath+"/deploy", url.Values{"csrf": {p.csrf(t)}}); p.status != 403 {
 		t.Fatalf("reader's deploy = %d %s", p.status, p.body)
 	}
-	if revs := e.call("GET", d.path("/agents/"+agent+"/revisions"), e.admin, nil).list(); len(revs) != 0 {
+	if revs := e.call("GET", d.path("/agents/"+agent+"/revisions"), e.admin, nil).list(); len(revs) != 1 {
 		t.Fatalf("the reader's deploy made revisions: %v", revs)
 	}
 	// Another Namespace's pages are not found for the reader.
