@@ -270,3 +270,109 @@ func testConsoleReader(t *testing.T, dbURL string) {
 		t.Fatal("the reader's Namespace list shows a Namespace they may not read")
 	}
 }
+
+// TestConsoleRefusals: a write whose outcome occ cannot confirm keeps the
+// person's text and gives the seed's advice; a Configuration the use case
+// refuses shows the refusal at its path and keeps the text; a Namespace is
+// deleted through the console with the version the person saw.
+func TestConsoleRefusals(t *testing.T) {
+	d, agent := liveAgent(t, storetest.URL(t, "sqlite"), "refusals")
+	e := d.e
+	d.waitDeployment(t, agent, d.deploy(t, agent))
+	b := newBrowser(t, e)
+	b.signIn("admin@occ.local", adminPassword)
+	nsPath := "/console/namespaces/" + d.ns
+	file := nsPath + "/agents/" + agent + "/files/USER.md"
+	token := b.get(file).csrf(t)
+
+	breakAuditWhen(t, e, "NEW.outcome <> 'pending'")
+	p := b.post(file, url.Values{"csrf": {token}, "content": {"kept text\r\n"}})
+	repairAudit(t, e)
+	if p.status != 503 || !strings.Contains(p.text(), "UNKNOWN_OUTCOME") ||
+		!strings.Contains(p.text(), "Read the current file") || !strings.Contains(p.text(), "before deciding whether to submit another write") {
+		t.Fatalf("unknown outcome = %d %s", p.status, p.text())
+	}
+	if textarea(p) != "kept text\n" {
+		t.Fatalf("the person's text was not kept: %s", p.body)
+	}
+
+	// A Configuration that sets a key occ owns: the refusal's path shows
+	// and the text stays.
+	cfg := nsPath + "/configurations/" + d.cfg
+	p = b.get(cfg)
+	version := ""
+	for _, in := range p.all("input") {
+		if attr(in, "name") == "version" {
+			version = attr(in, "value")
+		}
+	}
+	p = b.post(cfg, url.Values{"csrf": {token}, "version": {version}, "values": {`{"gateway": {"port": 18789}}`}})
+	if p.status != 400 || !strings.Contains(strings.Join(strings.Fields(p.text()), " "), "at /values/gateway/port : INVALID_VALUE") || textarea(p) != `{"gateway": {"port": 18789}}` {
+		t.Fatalf("refused configuration = %d %s", p.status, p.body)
+	}
+	// A stale version is refused, not overwritten.
+	if p := b.post(cfg, url.Values{"csrf": {token}, "version": {"999"}, "values": {`{}`}}); p.status != 412 {
+		t.Fatalf("stale configuration save = %d %s", p.status, p.text())
+	}
+	if p := b.post(cfg, url.Values{"csrf": {token}, "version": {version}, "values": {`{"agents": {"defaults": {"model": "openai/gpt-5"}}}`}}); p.status != http.StatusSeeOther {
+		t.Fatalf("configuration save = %d %s", p.status, p.text())
+	}
+	if r := e.call("GET", d.path("/configurations/"+d.cfg), e.admin, nil); r.data()["generation"] != float64(2) {
+		t.Fatalf("configuration after save = %v", r.data())
+	}
+
+	// Deleting a Namespace starts its teardown.
+	gone := e.createNamespace("to-delete")
+	p = b.get("/console/namespaces")
+	if p := b.post("/console/namespaces/"+gone+"/delete", url.Values{"csrf": {token}, "version": {"999"}}); p.status != 412 {
+		t.Fatalf("delete with a stale version = %d", p.status)
+	}
+	v := e.call("GET", "/namespaces/"+gone, e.admin, nil).Header.Get("ETag")
+	if p := b.post("/console/namespaces/"+gone+"/delete", url.Values{"csrf": {token}, "version": {strings.Trim(v, `"`)}}); p.status != http.StatusSeeOther {
+		t.Fatalf("delete = %d %s", p.status, p.text())
+	}
+	e.waitStatus(gone, "gone")
+}
+
+// TestConsoleFleetFilters: the fleet view filters by state and name.
+func TestConsoleFleetFilters(t *testing.T) {
+	d, agent := liveAgent(t, storetest.URL(t, "sqlite"), "alpha")
+	e := d.e
+	d.newAgent(t, "beta", true)
+	d.waitDeployment(t, agent, d.deploy(t, agent))
+	b := newBrowser(t, e)
+	b.signIn("admin@occ.local", adminPassword)
+	fleet := "/console/namespaces/" + d.ns + "/agents"
+	names := func(p page) string {
+		var out []string
+		for _, a := range p.all("a") {
+			if h := attr(a, "href"); strings.HasPrefix(h, fleet+"/agt_") && !strings.Contains(h, "/deployments/") {
+				out = append(out, a.FirstChild.Data)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	for query, want := range map[string]string{
+		"":                       "alpha,beta",
+		"?state=running":         "alpha",
+		"?state=stopped":         "beta",
+		"?state=failed":          "",
+		"?q=BET":                 "beta",
+		"?q=alp&state=stopped":   "",
+		"?state=" + hostileQuery: "alpha,beta", // an unknown state is no filter
+	} {
+		if got := names(b.get(fleet + query)); got != want {
+			t.Errorf("fleet%s = %q, want %q", query, got, want)
+		}
+	}
+}
+
+var hostileQuery = url.QueryEscape(hostile)
+
+// textarea is the content of the page's one text area.
+func textarea(p page) string {
+	if a := p.all("textarea"); len(a) == 1 && a[0].FirstChild != nil {
+		return a[0].FirstChild.Data
+	}
+	return ""
+}
