@@ -49,7 +49,13 @@ type Options struct {
 	// NativeAdminCookieDomain, when the native admin UI is enabled, is where
 	// sign-in also sets the shared cookie (as the API's sign-in does).
 	NativeAdminCookieDomain string
-	// BodyLimit bounds a form body (limits.defaultBodyBytes).
+	// WorkspaceDefaults returns the four rendered default workspace files
+	// of the pinned runtime and their identity (workspaceDefaultsId), which
+	// the Create Agent form starts from; an error when they are not
+	// available here (no runtime installed). Nil: never available.
+	WorkspaceDefaults func() (files map[string]string, id string, err error)
+	// BodyLimit bounds a form body (limits.agentCreateBodyBytes: the
+	// largest form is Create Agent with its four files).
 	BodyLimit int64
 	Logger    *slog.Logger
 }

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -24,6 +25,7 @@ type choice struct{ Value, Label string }
 type agentForm struct {
 	Name, ConfigurationID, PresetID, ExecutionMode, BackendID string
 	HarnessMethod, SecretID, ServiceAccountID, SourceID       string
+	DefaultsID                                                string // the identity of the defaults the files started from
 	Files                                                     []initialFile
 }
 
@@ -43,12 +45,17 @@ type newAgentData struct {
 	Backends        []app.Backend
 	Methods         []choice
 	Create          action
+	NoDefaults      bool // the runtime's defaults are not available here
 }
 
 func (c *Console) newAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
 	f := agentForm{ConfigurationID: r.URL.Query().Get("configuration")}
+	defaults, id, err := c.workspaceDefaults()
+	if err == nil {
+		f.DefaultsID = id
+	}
 	for _, n := range occ.WorkspaceFileNames {
-		f.Files = append(f.Files, initialFile{Name: n})
+		f.Files = append(f.Files, initialFile{Name: n, Set: err == nil, Content: defaults[n]})
 	}
 	c.renderNewAgent(w, r, s, ns, http.StatusOK, &view{}, f)
 }
@@ -56,7 +63,7 @@ func (c *Console) newAgent(w http.ResponseWriter, r *http.Request, s *session, n
 // renderNewAgent fills the pickers with what the caller may read.
 func (c *Console) renderNewAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace, status int, v *view, f agentForm) {
 	ctx, all := r.Context(), app.PageRequest{Size: app.MaxPageSize}
-	d := newAgentData{Form: f, Methods: harnessMethods,
+	d := newAgentData{Form: f, Methods: harnessMethods, NoDefaults: f.DefaultsID == "",
 		Create: c.can(r, s, occ.KindAgent, occ.ActionCreate, occ.ResourceRef{Kind: occ.KindAgent, ID: ns.ID, NamespaceID: ns.ID}, "create Agents here")}
 	if p, err := c.app.ListConfigurations(ctx, s.caller, ns.ID, all); err == nil {
 		d.Configurations = p.Items
@@ -85,8 +92,10 @@ func (c *Console) createAgent(w http.ResponseWriter, r *http.Request, s *session
 	pf := r.PostForm
 	f := agentForm{Name: pf.Get("name"), ConfigurationID: pf.Get("configurationId"), PresetID: pf.Get("presetId"),
 		ExecutionMode: pf.Get("executionMode"), BackendID: pf.Get("backendId"), HarnessMethod: pf.Get("harnessMethod"),
-		SecretID: pf.Get("secretId"), ServiceAccountID: pf.Get("serviceAccountId"), SourceID: pf.Get("sourceId")}
-	in := app.AgentInput{Name: f.Name, ConfigurationID: f.ConfigurationID, PresetID: f.PresetID, ExecutionMode: f.ExecutionMode}
+		SecretID: pf.Get("secretId"), ServiceAccountID: pf.Get("serviceAccountId"), SourceID: pf.Get("sourceId"),
+		DefaultsID: pf.Get("workspaceDefaultsId")}
+	in := app.AgentInput{Name: f.Name, ConfigurationID: f.ConfigurationID, PresetID: f.PresetID, ExecutionMode: f.ExecutionMode,
+		WorkspaceDefaultsID: f.DefaultsID}
 	if f.BackendID != "" {
 		in.BackendID = app.Optional[string]{Set: true, Value: f.BackendID}
 	}
@@ -115,7 +124,11 @@ func (c *Console) createAgent(w http.ResponseWriter, r *http.Request, s *session
 	g, err := c.app.CreateAgent(r.Context(), s.caller, ns.ID, in)
 	if err != nil {
 		v := &view{}
-		c.renderNewAgent(w, r, s, ns, c.formError(r, v, err), v, f)
+		status := c.formError(r, v, err)
+		if f.DefaultsID != "" && v.ErrorCode == string(occ.CodeResourceConflict) {
+			v.Notice = msgStaleDefaults
+		}
+		c.renderNewAgent(w, r, s, ns, status, v, f)
 		return
 	}
 	http.Redirect(w, r, agentPath(ns.ID, g.ID)+"?notice=created", http.StatusSeeOther)
@@ -123,3 +136,18 @@ func (c *Console) createAgent(w http.ResponseWriter, r *http.Request, s *session
 
 // formText undoes the CRLF line breaks browsers send for a textarea.
 func formText(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// msgStaleDefaults explains a 409 for a form whose default files are not
+// the runtime's any more (an upgrade since the page was opened).
+const msgStaleDefaults = "The default workspace files on this form are not the runtime's current ones (occ was upgraded since the page was opened). " +
+	"Your text is kept below: open Create Agent again for the current defaults and apply your changes to them."
+
+// workspaceDefaults are the runtime's default files, when this occ has them.
+func (c *Console) workspaceDefaults() (map[string]string, string, error) {
+	if c.opts.WorkspaceDefaults == nil {
+		return nil, "", errNoDefaults
+	}
+	return c.opts.WorkspaceDefaults()
+}
+
+var errNoDefaults = errors.New("no workspace defaults")

@@ -6,6 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/html"
+
+	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/cachetest"
+	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -195,6 +201,10 @@ func TestConsoleHostileContent(t *testing.T) {
 			t.Fatalf("%s shows a Secret's value", c.path)
 		}
 	}
+	// Without an installed runtime the form says why its files start empty.
+	if p := b.get(nsPath + "/agents/new"); !strings.Contains(p.text(), "default files are not available on this server") {
+		t.Fatalf("Create Agent without a runtime:\n%s", p.text())
+	}
 	// A refused form shows the person's hostile input back as text.
 	p = b.post(nsPath+"/configurations", url.Values{"csrf": {token}, "name": {hostile}, "values": {"not json " + hostile}})
 	if p.status != 400 || !strings.Contains(p.text(), "/values") {
@@ -375,4 +385,75 @@ func textarea(p page) string {
 		return a[0].FirstChild.Data
 	}
 	return ""
+}
+
+// TestConsoleCreateAgentDefaults: with the pinned runtime installed, Create
+// Agent starts from its four rendered default files and sends their
+// identity; a stale identity is refused (409) with an explanation and the
+// person's text kept.
+func TestConsoleCreateAgentDefaults(t *testing.T) {
+	cache := cachetest.Runtime(t)
+	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
+		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
+	}
+	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) { m.Config.RuntimeDir = cache })
+	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("defaults")}}
+	d.cfg = e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).data()["id"].(string)
+	b := newBrowser(t, e)
+	b.signIn("admin@occ.local", adminPassword)
+	newAgent := "/console/namespaces/" + d.ns + "/agents/new"
+	p := b.get(newAgent)
+	form := url.Values{"csrf": {p.csrf(t)}, "name": {"from-defaults"}, "configurationId": {d.cfg}}
+	for _, in := range p.all("input") {
+		if attr(in, "name") == "workspaceDefaultsId" {
+			form.Set("workspaceDefaultsId", attr(in, "value"))
+		}
+		if strings.HasPrefix(attr(in, "name"), "set-") && hasAttr(in, "checked") {
+			form.Set(attr(in, "name"), "1")
+		}
+	}
+	if form.Get("workspaceDefaultsId") != gateway.PinnedDefaultsID {
+		t.Fatalf("workspaceDefaultsId on the form = %q", form.Get("workspaceDefaultsId"))
+	}
+	for _, a := range p.all("textarea") {
+		name := strings.TrimPrefix(attr(a, "name"), "file-")
+		content := ""
+		if a.FirstChild != nil {
+			content = a.FirstChild.Data
+		}
+		if gateway.HashContent([]byte(content)) != gateway.PinnedDefaultDigests[name] || form.Get("set-"+name) != "1" {
+			t.Fatalf("%s on the form is not the pinned default (ticked %q)", name, form.Get("set-"+name))
+		}
+		form.Set("file-"+name, strings.ReplaceAll(content, "\n", "\r\n")) // as a browser sends it
+	}
+	form.Set("file-USER.md", "Edited before creation.\r\n")
+
+	stale := url.Values{}
+	for k, v := range form {
+		stale[k] = v
+	}
+	stale.Set("workspaceDefaultsId", strings.Repeat("0", 64))
+	p = b.post("/console/namespaces/"+d.ns+"/agents", stale)
+	if p.status != 409 || !strings.Contains(p.text(), "not the runtime's current ones") {
+		t.Fatalf("stale defaults = %d %s", p.status, p.text())
+	}
+	if !strings.Contains(p.text(), "Edited before creation.") {
+		t.Fatal("the person's text was not kept after the 409")
+	}
+	p = b.post("/console/namespaces/"+d.ns+"/agents", form)
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("create with the defaults = %d %s", p.status, p.text())
+	}
+	if n := len(e.call("GET", d.path("/agents"), e.admin, nil).list()); n != 1 {
+		t.Fatalf("%d agents", n)
+	}
+}
+
+func hasAttr(n *html.Node, name string) bool {
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return true
+		}
+	}
+	return false
 }

@@ -29,7 +29,6 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/config"
-	"github.com/openclaw/occ/internal/console"
 	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/httpapi"
@@ -299,14 +298,9 @@ func (m *Main) serveAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The web console answers / and /console/…, paths no API route uses.
-	ui, err := console.New(console.Options{App: a, Authn: iam.NewAuthenticator(m.st), PublicOrigin: cfg.PublicOrigin,
-		SessionLifetime: cfg.Auth.SessionLifetime.D(), NativeAdminCookieDomain: nativeAdminCookieDomain(cfg),
-		BodyLimit: cfg.Limits.AgentCreateBodyBytes, Logger: m.Logger.With("component", "console")})
-	if err != nil {
+	if h, err = m.console(h); err != nil { // the web console: / and /console/…
 		return err
 	}
-	h = ui.Route(h)
 	var proxy *adminproxy.Proxy
 	if cfg.NativeAdminUI.Enabled {
 		// Hosts below the admin domain are Agents' native admin UIs: they
