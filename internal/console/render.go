@@ -27,6 +27,7 @@ type view struct {
 	Details    []occ.Detail // where the refused input was wrong
 	Notice     string       // what the last action did
 	Data       any          // the page's own data
+	Audit      bool         // the installation's audit log is the caller's to read
 }
 
 // CSRF is the token forms carry.
@@ -91,6 +92,10 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 	}
 	if v.Notice == "" {
 		v.Notice = notices[r.URL.Query().Get("notice")]
+	}
+	if v.Session != nil {
+		inst := occ.ResourceRef{Kind: occ.KindInstallation, ID: c.app.InstallationID()}
+		v.Audit, _ = c.app.Allowed(r.Context(), v.Session.caller, occ.P(occ.KindInstallation, occ.ActionAdminister), inst)
 	}
 	if v.Session != nil && v.Namespaces == nil {
 		if p, err := c.app.ListNamespaces(r.Context(), v.Session.caller, app.PageRequest{Size: app.MaxPageSize}); err == nil {

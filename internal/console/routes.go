@@ -49,6 +49,9 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+ns+"/secrets/{sec}", c.signedIn(c.inNamespace(c.rotateSecret)))
 	m.HandleFunc("POST "+ns+"/secrets/{sec}/delete", c.signedIn(c.inNamespace(c.deleteSecret)))
 
+	m.HandleFunc("GET "+Prefix+"audit", c.signedIn(c.auditLog))
+	m.HandleFunc("GET "+ns+"/audit", c.signedIn(c.inNamespace(c.nsAuditLog)))
+
 	m.HandleFunc("/", c.notFound)
 }
 

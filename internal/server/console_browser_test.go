@@ -232,6 +232,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		{"08-configurations", ns + "/configurations"},
 		{"09-configuration", ns + "/configurations/" + d.cfg},
 		{"10-secrets", ns + "/secrets"},
+		{"11-audit-log", "/console/audit"},
 	}
 	for i, p := range pages {
 		if i == 1 {

@@ -191,6 +191,8 @@ func TestConsoleHostileContent(t *testing.T) {
 		{nsPath + "/configurations", true},
 		{cfgPath, true},
 		{nsPath + "/secrets", true},
+		{nsPath + "/audit", false},
+		{"/console/audit", false},
 	} {
 		p := b.get(c.path)
 		if p.status != 200 {
@@ -270,6 +272,30 @@ func testConsoleReader(t *testing.T, dbURL string) {
 	}
 	if revs := e.call("GET", d.path("/agents/"+agent+"/revisions"), e.admin, nil).list(); len(revs) != 1 {
 		t.Fatalf("the reader's deploy made revisions: %v", revs)
+	}
+	// The audit log: the administrator finds the reader's refused deploy;
+	// the reader has no link to it and is refused; a filter that cannot be
+	// valid is refused with its field.
+	if strings.Contains(p.body, `href="/console/audit"`) {
+		t.Fatal("the reader's pages link to the installation's audit log")
+	}
+	if p := r.get("/console/audit"); p.status != 403 {
+		t.Fatalf("reader's audit log = %d", p.status)
+	}
+	audit := admin.get("/console/audit?outcome=denied&action=agents.deploy&resource=" + agent)
+	if audit.status != 200 || !strings.Contains(audit.text(), "agents.deploy") || strings.Count(audit.body, "<tr>") != 2 {
+		t.Fatalf("administrator's audit log = %d %s", audit.status, audit.text())
+	}
+	if !strings.Contains(admin.get("/console/namespaces").body, `href="/console/audit"`) {
+		t.Fatal("the administrator's pages do not link to the audit log")
+	}
+	for _, q := range []string{"?outcome=maybe", "?action=" + url.QueryEscape("a\x00b"), "?resource=" + url.QueryEscape("agt_x' OR 1=1")} {
+		if p := admin.get("/console/audit" + q); p.status != 400 || len(p.all("li")) == 0 {
+			t.Fatalf("audit filter %s = %d %s", q, p.status, p.text())
+		}
+	}
+	if p := admin.get("/console/namespaces/" + d.ns + "/audit?action=agents.deploy&outcome=success"); p.status != 200 || !strings.Contains(p.text(), "agents.deploy") {
+		t.Fatalf("Namespace audit log = %d %s", p.status, p.text())
 	}
 	// Another Namespace's pages are not found for the reader.
 	other := e.createNamespace("elsewhere")
