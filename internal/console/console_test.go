@@ -91,9 +91,34 @@ func TestTemplatesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"sign-in", "error", "namespaces", "fleet", "agent", "deployment", "file", "newagent", "configurations", "configuration", "secrets", "audit"} {
+	for _, name := range []string{"sign-in", "error", "namespaces", "fleet", "agent", "deployment", "file", "newagent", "configurations", "configuration", "secrets", "audit", "compare"} {
 		if pages[name] == nil {
 			t.Errorf("no page %s", name)
 		}
+	}
+}
+
+func TestDiffLines(t *testing.T) {
+	got := diffLines([]string{"{", `"a": 1,`, `"b": 2`, "}"}, []string{"{", `"a": 1,`, `"b": 3`, `"c": 4`, "}"})
+	var left, right, changed []string
+	for _, l := range got {
+		if l.HasLeft {
+			left = append(left, l.Left)
+		}
+		if l.HasRight {
+			right = append(right, l.Right)
+		}
+		if l.Changed {
+			changed = append(changed, l.Left+l.Right)
+		}
+	}
+	if !reflect.DeepEqual(left, []string{"{", `"a": 1,`, `"b": 2`, "}"}) || !reflect.DeepEqual(right, []string{"{", `"a": 1,`, `"b": 3`, `"c": 4`, "}"}) {
+		t.Fatalf("sides lost lines: %q %q", left, right)
+	}
+	if !reflect.DeepEqual(changed, []string{`"b": 3`, `"c": 4`, `"b": 2`}) && !reflect.DeepEqual(changed, []string{`"b": 2`, `"b": 3`, `"c": 4`}) {
+		t.Fatalf("changed = %q", changed)
+	}
+	if d := diffLines(nil, nil); len(d) != 0 {
+		t.Fatalf("empty diff = %v", d)
 	}
 }

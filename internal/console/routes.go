@@ -33,6 +33,7 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+agent+"/deploy", c.signedIn(c.inNamespace(c.deployAgent)))
 	m.HandleFunc("POST "+agent+"/stop", c.signedIn(c.inNamespace(c.stopAgent)))
 	m.HandleFunc("POST "+agent+"/delete", c.signedIn(c.inNamespace(c.deleteAgent)))
+	m.HandleFunc("GET "+agent+"/revisions/compare", c.signedIn(c.inNamespace(c.compareRevisions)))
 	m.HandleFunc("GET "+agent+"/deployments/{rev}", c.signedIn(c.inNamespace(c.deploymentPage)))
 	m.HandleFunc("POST "+agent+"/deployments/{rev}/diagnostics", c.signedIn(c.inNamespace(c.diagnose)))
 	m.HandleFunc("GET "+agent+"/files/{name}", c.signedIn(c.inNamespace(c.filePage)))

@@ -357,6 +357,22 @@ func TestConsoleRefusals(t *testing.T) {
 		t.Fatalf("configuration after save = %v", r.data())
 	}
 
+	// Two revisions side by side: the Configuration's new generation is a
+	// changed line.
+	first := e.call("GET", d.path("/agents/"+agent), e.admin, nil).data()["activeRevisionId"].(string)
+	second := d.deploy(t, agent)
+	d.waitDeployment(t, agent, second)
+	agentPage := b.get(nsPath + "/agents/" + agent)
+	if !agentPage.button("Compare snapshots") {
+		t.Fatalf("no compare form on the Agent page: %s", agentPage.text())
+	}
+	cmp := b.get(nsPath + "/agents/" + agent + "/revisions/compare?a=" + first + "&b=" + second)
+	if cmp.status != 200 || !strings.Contains(cmp.body, `<tr class="changed"><td></td><td><pre><span class="sr">added: </span>    &#34;generation&#34;: 2,</pre>`) {
+		t.Fatalf("compare = %d %s", cmp.status, cmp.body)
+	}
+	if p := b.get(nsPath + "/agents/" + agent + "/revisions/compare?a=" + first + "&b=nope"); p.status != 400 {
+		t.Fatalf("compare with a bad revision ID = %d", p.status)
+	}
 	// Deleting a Namespace starts its teardown.
 	gone := e.createNamespace("to-delete")
 	p = b.get("/console/namespaces")
