@@ -50,6 +50,11 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+ns+"/secrets/{sec}", c.signedIn(c.inNamespace(c.rotateSecret)))
 	m.HandleFunc("POST "+ns+"/secrets/{sec}/delete", c.signedIn(c.inNamespace(c.deleteSecret)))
 
+	m.HandleFunc("GET "+ns+"/iam", c.signedIn(c.inNamespace(c.iamPage)))
+	m.HandleFunc("POST "+ns+"/iam/roles", c.signedIn(c.inNamespace(c.createRole)))
+	m.HandleFunc("POST "+ns+"/iam/bindings", c.signedIn(c.inNamespace(c.createBinding)))
+	m.HandleFunc("POST "+ns+"/iam/bindings/{binding}/delete", c.signedIn(c.inNamespace(c.deleteBinding)))
+
 	m.HandleFunc("GET "+Prefix+"audit", c.signedIn(c.auditLog))
 	m.HandleFunc("GET "+ns+"/audit", c.signedIn(c.inNamespace(c.nsAuditLog)))
 

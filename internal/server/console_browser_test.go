@@ -89,7 +89,8 @@ func jsString(s string) string {
 // in, create a Namespace, Configuration, Secret and Agent, deploy and
 // watch the timeline (the event stream, through the console's script
 // under its CSP) reach succeeded, run diagnostics, edit a workspace file,
-// stop, delete, sign out.
+// stop, delete, sign out. The Agent's Secret grant is made on the Access
+// page too.
 func TestConsoleBrowserJourney(t *testing.T) {
 	e, site, ctx := bootConsole(t, nil)
 
@@ -129,9 +130,19 @@ func TestConsoleBrowserJourney(t *testing.T) {
 		t.Fatalf("agents = %v", agents)
 	}
 	agent := agents[0].(map[string]any)
-	// The console has no IAM pages yet: the Agent's principal gets its
-	// Secret grant through the API.
-	d.grantSecrets(t, "helpdesk", agent["servicePrincipalId"].(string))
+	// The Agent's service principal may use the Secret: a role and a
+	// binding made on the Access page.
+	do(t, ctx, "create a role", chromedp.Click(chromedp.CSS(`nav a[href$="/iam"]`)), chromedp.WaitVisible(chromedp.CSS("#r-name")),
+		chromedp.SendKeys(chromedp.CSS("#r-name"), "secret-operators"), chromedp.SendKeys(chromedp.CSS("#r-perms"), "secret:operate"),
+		submit("/iam/roles"), waitText("Created."))
+	var role string
+	for _, r := range e.call("GET", d.path("/iam/roles"), e.admin, nil).list() {
+		if r.(map[string]any)["name"] == "secret-operators" {
+			role = r.(map[string]any)["id"].(string)
+		}
+	}
+	do(t, ctx, "bind the Agent's principal", chromedp.SendKeys(chromedp.CSS("#b-principal"), agent["servicePrincipalId"].(string)),
+		chromedp.SetValue(chromedp.CSS("#b-role"), role), submit("/iam/bindings"), waitText("Created."))
 
 	do(t, ctx, "deploy and watch the timeline", chromedp.Navigate(site+nsPath+"/agents/"+agent["id"].(string)), submit("/deploy"),
 		chromedp.WaitVisible(chromedp.CSS("#timeline")),
@@ -233,6 +244,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		{"09-configuration", ns + "/configurations/" + d.cfg},
 		{"10-secrets", ns + "/secrets"},
 		{"11-audit-log", "/console/audit"},
+		{"12-access", ns + "/iam"},
 	}
 	for i, p := range pages {
 		if i == 1 {

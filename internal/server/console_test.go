@@ -159,7 +159,19 @@ func TestConsoleHostileContent(t *testing.T) {
 	}
 	agentPath := strings.SplitN(p.header.Get("Location"), "?", 2)[0]
 	agent := strings.TrimPrefix(agentPath, nsPath+"/agents/")
-	d.grantSecrets(t, "hostile", e.call("GET", d.path("/agents/"+agent), e.admin, nil).data()["servicePrincipalId"].(string))
+	if p := b.post(nsPath+"/iam/roles", url.Values{"csrf": {token}, "name": {hostile}, "permissions": {"secret:operate"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("create role = %d %s", p.status, p.text())
+	}
+	var roleID string
+	for _, r := range e.call("GET", d.path("/iam/roles"), e.admin, nil).list() {
+		if r.(map[string]any)["name"] == hostile {
+			roleID = r.(map[string]any)["id"].(string)
+		}
+	}
+	sp := e.call("GET", d.path("/agents/"+agent), e.admin, nil).data()["servicePrincipalId"].(string)
+	if p := b.post(nsPath+"/iam/bindings", url.Values{"csrf": {token}, "principalId": {sp}, "roleId": {roleID}}); p.status != http.StatusSeeOther {
+		t.Fatalf("bind = %d %s", p.status, p.text())
+	}
 	p = b.post(agentPath+"/deploy", url.Values{"csrf": {token}})
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("deploy = %d %s", p.status, p.body)
@@ -192,6 +204,7 @@ func TestConsoleHostileContent(t *testing.T) {
 		{cfgPath, true},
 		{nsPath + "/secrets", true},
 		{nsPath + "/audit", false},
+		{nsPath + "/iam", true},
 		{"/console/audit", false},
 	} {
 		p := b.get(c.path)
@@ -296,6 +309,17 @@ func testConsoleReader(t *testing.T, dbURL string) {
 	}
 	if p := admin.get("/console/namespaces/" + d.ns + "/audit?action=agents.deploy&outcome=success"); p.status != 200 || !strings.Contains(p.text(), "agents.deploy") {
 		t.Fatalf("Namespace audit log = %d %s", p.status, p.text())
+	}
+	// Access: the reader may not administer the Namespace; the
+	// administrator may, and binds a role there.
+	if p := r.get("/console/namespaces/" + d.ns + "/iam"); p.status != 403 {
+		t.Fatalf("reader's Access page = %d", p.status)
+	}
+	if p := r.post("/console/namespaces/"+d.ns+"/iam/roles", url.Values{"csrf": {p.csrf(t)}, "name": {"sneaky"}, "permissions": {"agent:deploy"}}); p.status != 403 {
+		t.Fatalf("reader's role create = %d", p.status)
+	}
+	if p := admin.get("/console/namespaces/" + d.ns + "/iam"); p.status != 200 || !p.button("Bind role") || !strings.Contains(p.text(), "reader") {
+		t.Fatalf("administrator's Access page = %d %s", p.status, p.text())
 	}
 	// Another Namespace's pages are not found for the reader.
 	other := e.createNamespace("elsewhere")
