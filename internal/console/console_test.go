@@ -122,3 +122,23 @@ func TestDiffLines(t *testing.T) {
 		t.Fatalf("empty diff = %v", d)
 	}
 }
+
+func TestFormPage(t *testing.T) {
+	ns := "/console/namespaces/ns_x"
+	for in, want := range map[string]string{
+		ns + "/agents/agt_x/deploy":                        ns + "/agents/agt_x",
+		ns + "/agents/agt_x/files/SOUL.md":                 ns + "/agents/agt_x/files/SOUL.md",
+		ns + "/configurations/cfg_x":                       ns + "/configurations/cfg_x",
+		ns + "/secrets/sec_x":                              ns + "/secrets",
+		ns + "/secrets/sec_x/delete":                       ns + "/secrets",
+		ns + "/iam/roles":                                  ns + "/iam",
+		ns + "/iam/bindings/bnd_x/delete":                  ns + "/iam",
+		ns + "/delete":                                     ns,
+		"/console/namespaces":                              "/console/namespaces",
+		ns + "/agents/agt_x/deployments/rev_x/diagnostics": ns + "/agents/agt_x/deployments/rev_x",
+	} {
+		if got := formPage(in); got != want {
+			t.Errorf("formPage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

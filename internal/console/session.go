@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/openclaw/occ/internal/httpapi"
@@ -48,7 +49,7 @@ func (c *Console) signedIn(next func(http.ResponseWriter, *http.Request, *sessio
 				http.Redirect(w, r, Prefix+"sign-in?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
-			c.renderSignIn(w, r, http.StatusUnauthorized, msgSessionEnded, "")
+			c.renderSignInKeeping(w, r)
 			return
 		}
 		if r.Method == http.MethodPost {
@@ -189,4 +190,53 @@ func (c *Console) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 type signInData struct {
 	Email string
 	Next  string
+	Kept  []keptField // what a form sent after its session ended
+}
+
+// keptField is one field of a form whose session ended, shown back so it
+// is not lost; secret values and tokens are never among them.
+type keptField struct{ Name, Value string }
+
+// notKept are the fields never shown back: the form token, passwords,
+// Secret values and the hidden fields a person did not type.
+var notKept = map[string]bool{"csrf": true, "password": true, "value": true, "version": true, "workspaceDefaultsId": true}
+
+// renderSignInKeeping answers a write whose session ended: the sign-in
+// page, returning to the page the form was on, with the form's text shown
+// back read-only to copy.
+func (c *Console) renderSignInKeeping(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, c.opts.BodyLimit)
+	d := signInData{Next: safeNext(formPage(r.URL.Path))}
+	if err := r.ParseForm(); err == nil {
+		names := make([]string, 0, len(r.PostForm))
+		for name := range r.PostForm {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if v := r.PostForm.Get(name); !notKept[name] && strings.TrimSpace(v) != "" && v != "1" {
+				d.Kept = append(d.Kept, keptField{Name: name, Value: formText(v)})
+			}
+		}
+	}
+	c.render(w, r, http.StatusUnauthorized, "sign-in", &view{Title: "Sign in", Error: msgSessionEnded, Data: d})
+}
+
+// formPage is the page a form posting to path was on: the path without a
+// trailing action ("/deploy", "/delete"…), and a Secret's or an IAM
+// form's list page; a form that posts to its own page (a file, a
+// Configuration) stays.
+func formPage(path string) string {
+	for _, suffix := range []string{"/deploy", "/stop", "/delete", "/diagnostics", "/roles", "/bindings"} {
+		if p, ok := strings.CutSuffix(path, suffix); ok {
+			path = p
+			break
+		}
+	}
+	for _, list := range []string{"/secrets/", "/iam/"} {
+		if before, _, ok := strings.Cut(path, list); ok {
+			return before + strings.TrimSuffix(list, "/")
+		}
+	}
+	return path
 }

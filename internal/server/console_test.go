@@ -61,8 +61,16 @@ func TestConsoleSignIn(t *testing.T) {
 	if p := b.get("/console/namespaces?page="); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/console/sign-in?next=") {
 		t.Fatalf("expired session = %d %q", p.status, p.header.Get("Location"))
 	}
-	if p := b.post("/console/namespaces", url.Values{"csrf": {home.csrf(t)}, "name": {"late"}}); p.status != 401 || !strings.Contains(p.text(), "Your session has ended") {
+	if p := b.post("/console/namespaces", url.Values{"csrf": {home.csrf(t)}, "name": {"late"}}); p.status != 401 || !strings.Contains(p.text(), "Your session has ended") ||
+		textarea(p) != "late" || !strings.Contains(p.body, `name="next" value="/console/namespaces"`) {
 		t.Fatalf("write with an expired session = %d %s", p.status, p.body)
+	}
+	// What was typed is shown back to copy, never a Secret's value.
+	p = b.post("/console/namespaces/ns_00000000-0000-4000-8000-000000000000/secrets/sec_00000000-0000-4000-8000-000000000000",
+		url.Values{"csrf": {home.csrf(t)}, "name": {"kept-name"}, "value": {"sk-kept-canary"}, "version": {"3"}})
+	if p.status != 401 || !strings.Contains(p.text(), "kept-name") || strings.Contains(p.body, "sk-kept-canary") ||
+		!strings.Contains(p.body, `name="next" value="/console/namespaces/ns_00000000-0000-4000-8000-000000000000/secrets"`) {
+		t.Fatalf("secret form with an expired session = %d %s", p.status, p.body)
 	}
 	b.signIn("admin@occ.local", adminPassword)
 	home = b.get("/console/namespaces")
