@@ -50,6 +50,7 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+ns+"/secrets/{sec}", c.signedIn(c.inNamespace(c.rotateSecret)))
 	m.HandleFunc("POST "+ns+"/secrets/{sec}/delete", c.signedIn(c.inNamespace(c.deleteSecret)))
 
+	m.HandleFunc("GET "+ns+"/presets", c.signedIn(c.inNamespace(c.presets)))
 	m.HandleFunc("GET "+ns+"/iam", c.signedIn(c.inNamespace(c.iamPage)))
 	m.HandleFunc("POST "+ns+"/iam/roles", c.signedIn(c.inNamespace(c.createRole)))
 	m.HandleFunc("POST "+ns+"/iam/bindings", c.signedIn(c.inNamespace(c.createBinding)))

@@ -245,6 +245,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		{"10-secrets", ns + "/secrets"},
 		{"11-audit-log", "/console/audit"},
 		{"12-access", ns + "/iam"},
+		{"13-presets", ns + "/presets"},
 	}
 	for i, p := range pages {
 		if i == 1 {

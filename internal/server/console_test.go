@@ -213,6 +213,7 @@ func TestConsoleHostileContent(t *testing.T) {
 		{nsPath + "/secrets", true},
 		{nsPath + "/audit", false},
 		{nsPath + "/iam", true},
+		{nsPath + "/presets", false},
 		{"/console/audit", false},
 	} {
 		p := b.get(c.path)
