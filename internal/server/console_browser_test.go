@@ -48,9 +48,12 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 }
 
 // submit clicks the submit button of the form whose action ends with
-// action and waits for the next page.
+// action and waits until the next page has loaded (not the page it left).
 func submit(action string) chromedp.Action[chromedp.Void] {
-	return chromedp.Click(chromedp.CSS(`form[action$="` + action + `"] button[type=submit]`))
+	return chromedp.Steps(
+		chromedp.Evaluate[chromedp.Void](`window.occPageBeforeSubmit = true`), // gone once the next page loads
+		chromedp.Click(chromedp.CSS(`form[action$="`+action+`"] button[type=submit]`)),
+		waitJS(`window.occPageBeforeSubmit === undefined && document.readyState === "complete"`))
 }
 
 // waitText waits until the page's text holds s.
