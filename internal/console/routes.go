@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/openclaw/occ/internal/occ"
 )
@@ -14,6 +15,7 @@ func (c *Console) routes() {
 	m.Handle("GET "+Prefix+"static/", c.static())
 	m.HandleFunc("GET /{$}", c.home)
 	m.HandleFunc("GET "+Prefix+"{$}", c.home)
+	m.Handle("GET "+strings.TrimSuffix(Prefix, "/"), http.RedirectHandler(Prefix, http.StatusMovedPermanently))
 	m.HandleFunc("GET "+Prefix+"sign-in", c.signInPage)
 	m.HandleFunc("POST "+Prefix+"sign-in", c.signIn)
 	m.HandleFunc("POST "+Prefix+"sign-out", c.signedIn(c.signOut))

@@ -83,6 +83,9 @@ func TestConsoleSignIn(t *testing.T) {
 	if p := b.get("/console/static/console.css"); p.status != 200 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/css") {
 		t.Fatalf("stylesheet = %d %q", p.status, p.header.Get("Content-Type"))
 	}
+	if p := b.get("/console"); p.status != http.StatusMovedPermanently || p.header.Get("Location") != "/console/" {
+		t.Fatalf("/console = %d %q", p.status, p.header.Get("Location"))
+	}
 	if p := b.get("/console/no-such-page"); p.status != 404 {
 		t.Fatalf("unknown console page = %d", p.status)
 	}
