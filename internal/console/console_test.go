@@ -91,7 +91,7 @@ func TestTemplatesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"sign-in", "error", "namespaces", "fleet", "agent", "deployment", "file", "newagent", "configurations", "configuration", "secrets", "audit", "compare", "iam", "presets"} {
+	for _, name := range []string{"sign-in", "error", "namespaces", "fleet", "agent", "deployment", "file", "newagent", "configurations", "configuration", "secrets", "audit", "compare", "iam", "presets", "keys"} {
 		if pages[name] == nil {
 			t.Errorf("no page %s", name)
 		}

@@ -59,6 +59,9 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+ns+"/iam/bindings/{binding}/delete", c.signedIn(c.inNamespace(c.deleteBinding)))
 
 	m.HandleFunc("GET "+Prefix+"audit", c.signedIn(c.auditLog))
+	m.HandleFunc("GET "+Prefix+"keys", c.signedIn(c.keys))
+	m.HandleFunc("POST "+Prefix+"keys", c.signedIn(c.issueKey))
+	m.HandleFunc("POST "+Prefix+"keys/{key}/revoke", c.signedIn(c.revokeKey))
 	m.HandleFunc("GET "+ns+"/audit", c.signedIn(c.inNamespace(c.nsAuditLog)))
 
 	m.HandleFunc("/", c.notFound)

@@ -249,6 +249,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		{"11-audit-log", "/console/audit"},
 		{"12-access", ns + "/iam"},
 		{"13-presets", ns + "/presets"},
+		{"14-service-keys", "/console/keys"},
 	}
 	for i, p := range pages {
 		if i == 1 {

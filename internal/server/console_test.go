@@ -217,6 +217,7 @@ func TestConsoleHostileContent(t *testing.T) {
 		{nsPath + "/audit", false},
 		{nsPath + "/iam", true},
 		{nsPath + "/presets", false},
+		{"/console/keys", false},
 		{"/console/audit", false},
 	} {
 		p := b.get(c.path)
@@ -534,4 +535,59 @@ func hasAttr(n *html.Node, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestConsoleServiceKeys: an installation administrator issues a key (shown
+// once, working on the API) and revokes it; a person who is not one is
+// refused.
+func TestConsoleServiceKeys(t *testing.T) {
+	e := boot(t, storetest.URL(t, "sqlite"), nil)
+	sp := e.call("POST", "/iam/service-principals", e.admin, map[string]any{"name": "ci"})
+	if sp.Status != 201 {
+		t.Fatalf("service principal = %d %v", sp.Status, sp.Body)
+	}
+	b := newBrowser(t, e)
+	b.signIn("admin@occ.local", adminPassword)
+	token := b.get("/console/keys").csrf(t)
+	p := b.post("/console/keys", url.Values{"csrf": {token}, "name": {"ci-key"}, "principalId": {sp.data()["id"].(string)}})
+	var key string
+	for _, in := range p.all("input") {
+		if attr(in, "id") == "issued-key" {
+			key = attr(in, "value")
+		}
+	}
+	if p.status != 201 || !strings.HasPrefix(key, "occ_") {
+		t.Fatalf("issue = %d %s", p.status, p.text())
+	}
+	if r := e.call("GET", "/api/auth/service-keys", key, nil); r.Status != 403 && r.Status != 200 {
+		t.Fatalf("the issued key does not authenticate: %d %v", r.Status, r.Body)
+	}
+	list := b.get("/console/keys")
+	if strings.Contains(list.body, key) || !strings.Contains(list.text(), "ci-key") {
+		t.Fatalf("keys page after issuing: %s", list.text())
+	}
+	var revoke string
+	for _, f := range list.all("form") {
+		if a := attr(f, "action"); strings.HasSuffix(a, "/revoke") {
+			revoke = a
+		}
+	}
+	if p := b.post(revoke, url.Values{"csrf": {token}}); p.status != http.StatusSeeOther {
+		t.Fatalf("revoke = %d %s", p.status, p.text())
+	}
+	if r := e.call("GET", "/api/auth/service-keys", key, nil); r.Status != 401 {
+		t.Fatalf("the revoked key = %d", r.Status)
+	}
+	// A person without installation:administer.
+	if r := e.call("POST", "/iam/principals", e.admin, map[string]any{"email": "dev@example.com", "name": "Dev", "password": "a long enough password"}); r.Status != 201 {
+		t.Fatalf("person = %d", r.Status)
+	}
+	dev := newBrowser(t, e)
+	dev.signIn("dev@example.com", "a long enough password")
+	if p := dev.get("/console/keys"); p.status != 403 {
+		t.Fatalf("keys page for a person without installation:administer = %d", p.status)
+	}
+	if p := dev.post("/console/keys", url.Values{"csrf": {dev.get("/console/namespaces").csrf(t)}, "name": {"x"}, "principalId": {sp.data()["id"].(string)}}); p.status != 403 {
+		t.Fatalf("issue by a person without installation:administer = %d", p.status)
+	}
 }
