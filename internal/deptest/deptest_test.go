@@ -156,6 +156,24 @@ var rules = []rule{
 		forbids: forbidInternal("internal/app", "internal/httpapi", "internal/server", "internal/cli", "internal/client"),
 	},
 	{
+		// The console calls the same use cases as the API (app), the
+		// session and cookie rules of httpapi and its status mapping
+		// (contract); it never reaches the database or the worker itself.
+		name:    "console imports, inside the module, only app, iam, occ, config and httpapi's session, contract and client-address helpers (never store or worker)",
+		applies: func(rel string) bool { return under(rel, "internal/console") },
+		forbids: func(rel, imp string) bool {
+			r, ok := internal(imp)
+			if !ok {
+				return false
+			}
+			switch r {
+			case "internal/httpapi", "internal/httpapi/contract", "internal/httpapi/limit":
+				return false
+			}
+			return !under(r, "internal/console", "internal/app", "internal/iam", "internal/occ", "internal/config")
+		},
+	},
+	{
 		// occ serve and the other server commands reach internal/server
 		// through the cli.Server functions cmd/occ passes to cli.Main, never
 		// through an import.
@@ -305,6 +323,10 @@ func TestRulesCatchViolations(t *testing.T) {
 			m("internal/occ"), m("internal/config"), m("internal/client"), m("internal/client/gen"), m("internal/cli/output"), "github.com/spf13/cobra",
 		}}, []string{m("internal/jobs"), m("internal/agentruntime"), m("internal/backends"), m("internal/credgateway")}},
 		{"cli imports the module root", pkg{ImportPath: m("internal/cli"), Imports: []string{module}}, []string{module}},
+		{"console imports store, worker and the API's handlers", pkg{ImportPath: m("internal/console"), Imports: []string{
+			m("internal/store"), m("internal/worker"), m("internal/httpapi/gen"), m("internal/compute"), m("internal/gateway"),
+			m("internal/app"), m("internal/iam"), m("internal/occ"), m("internal/httpapi"), m("internal/httpapi/contract"), m("internal/httpapi/limit"), "html/template",
+		}}, []string{m("internal/store"), m("internal/worker"), m("internal/httpapi/gen"), m("internal/compute"), m("internal/gateway")}},
 		{"test helper from production code", pkg{ImportPath: m("internal/worker"), Imports: []string{m("internal/gateway/gatewaytest")}}, []string{m("internal/gateway/gatewaytest")}},
 		{"test helper from tests", pkg{ImportPath: m("internal/worker"), TestImports: []string{m("internal/store/storetest")}, XTestImports: []string{m("internal/compute/computetest")}}, nil},
 		{"test helper from test helper", pkg{ImportPath: m("internal/compute/computetest"), Imports: []string{m("internal/gateway/gatewaytest"), m("internal/compute")}}, nil},

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/openclaw/occ/internal/httpapi/gen"
 	"github.com/openclaw/occ/internal/occ"
@@ -11,18 +10,13 @@ import (
 
 // sessionCookie renders the Set-Cookie value; maxAge < 0 clears it.
 func (h *handlers) sessionCookie(token string, maxAge int) string {
-	c := &http.Cookie{Name: SessionCookieName(h.opts.PublicOrigin), Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(h.opts.PublicOrigin, "https://"), MaxAge: maxAge}
-	return c.String()
+	return SessionCookie(h.opts.PublicOrigin, token, maxAge).String()
 }
 
 // sharedCookie renders the second cookie of a session when the native admin
-// UI is enabled: the shared token, scoped to the shared cookie parent domain
-// so that every Agent host receives it; maxAge < 0 clears it.
+// UI is enabled; maxAge < 0 clears it.
 func (h *handlers) sharedCookie(token string, maxAge int) string {
-	c := &http.Cookie{Name: SharedCookieName(h.opts.PublicOrigin), Value: token, Path: "/", Domain: h.opts.NativeAdminCookieDomain,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(h.opts.PublicOrigin, "https://"), MaxAge: maxAge}
-	return c.String()
+	return SharedCookie(h.opts.PublicOrigin, h.opts.NativeAdminCookieDomain, token, maxAge).String()
 }
 
 // withCookies adds Set-Cookie headers to a generated response, which can

@@ -302,6 +302,9 @@ func (m *Main) serveAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if h, err = m.console(h); err != nil { // the web console: / and /console/…
+		return err
+	}
 	var proxy *adminproxy.Proxy
 	if cfg.NativeAdminUI.Enabled {
 		// Hosts below the admin domain are Agents' native admin UIs: they
