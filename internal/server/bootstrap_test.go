@@ -267,7 +267,7 @@ func TestTakenPortStopsBeforeBootstrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if !strings.Contains(second.String(), "console sign-in admin@occ.local / ") {
+	if !strings.Contains(second.String(), "console sign-in admin@occ.local / ") || !strings.Contains(second.String(), " at "+origin+"/ ") {
 		t.Fatalf("the first start that runs printed %q, want the once-shown password", second.String())
 	}
 }

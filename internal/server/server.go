@@ -379,8 +379,8 @@ func (m *Main) announce(b app.BootstrapResult) {
 	fmt.Fprintf(m.Out, "occ: first start: created the installation, the default Namespace and an administrator.\n")
 	fmt.Fprintf(m.Out, "occ: service key (installation admin) written to %s (mode 0600)\n", b.KeyFile)
 	if b.GeneratedPassword != "" {
-		fmt.Fprintf(m.Out, "occ: console sign-in %s / %s  (shown once; set OCC_BOOTSTRAP_ADMIN_PASSWORD to choose it)\n",
-			b.AdminEmail, b.GeneratedPassword)
+		fmt.Fprintf(m.Out, "occ: console sign-in %s / %s at %s/  (shown once; set OCC_BOOTSTRAP_ADMIN_PASSWORD to choose it)\n",
+			b.AdminEmail, b.GeneratedPassword, m.Config.PublicOrigin)
 	}
 }
 
