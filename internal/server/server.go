@@ -205,8 +205,14 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Wri
 	if err := m.Start(ctx); err != nil {
 		return err
 	}
-	defer m.Close()
-	return m.Wait(ctx)
+	if cfg.Role == "worker" {
+		log.Info("occ worker is running", "database", string(m.st.Dialect()), "compute", cfg.Compute.Driver, "metrics", m.MetricsAddr())
+	}
+	err := m.Wait(ctx)
+	log.Info("occ is stopping: finishing requests and running jobs (up to 10 s each); gateways keep running", "role", cfg.Role)
+	m.Close()
+	log.Info("occ stopped")
+	return err
 }
 
 // Migrate applies the migrations and exits, saying which it applied:
