@@ -121,6 +121,7 @@ func (c *Config) Validate() error {
 	if _, _, err := c.Compute.Local.UIDs(); err != nil {
 		v.add("compute.local.uidRange", "%v", err)
 	}
+	v.kubernetes(c.Compute.Kubernetes, c.Compute.Driver == "kubernetes")
 	v.required("secrets.keysetFile", c.Secrets.KeysetFile)
 
 	v.intRange("limits.defaultBodyBytes", c.Limits.DefaultBodyBytes, 1024, 16*mib)
