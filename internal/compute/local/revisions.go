@@ -169,7 +169,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 	}
 	defer c.Close()
 	if provider := gateway.ModelProvider(spec.Document); provider != "" && !verified {
-		if r, done := probeModel(ctx, c, provider, d.modelProbeTimeout); done {
+		if r, done := compute.ProbeModel(ctx, c, provider, d.modelProbeTimeout); done {
 			return r, nil
 		}
 	}

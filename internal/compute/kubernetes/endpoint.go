@@ -1,0 +1,163 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+
+	"github.com/openclaw/occ/internal/compute"
+)
+
+// forward is one port-forward to an Agent's gateway Pod, on a loopback port
+// of occ's host.
+type forward struct {
+	podUID string
+	port   int
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+func (f *forward) close() {
+	select {
+	case <-f.stop:
+	default:
+		close(f.stop)
+	}
+}
+
+func (f *forward) alive() bool {
+	select {
+	case <-f.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// forget ends the Agent's port-forward.
+func (d *Driver) forget(a compute.AgentRef) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f := d.fwd[a]; f != nil {
+		f.close()
+		delete(d.fwd, a)
+	}
+}
+
+// httpURL turns the gateway's ws:// URL into its http:// base.
+func httpURL(ws string) string { return "http://" + strings.TrimPrefix(ws, "ws://") }
+
+// GatewayEndpoint returns the endpoint of the Agent's running gateway: a
+// Ready Pod of the revision its Deployment runs, reached through a
+// port-forward or the Service, with the Agent's token.
+func (d *Driver) GatewayEndpoint(ctx context.Context, a compute.AgentRef) (compute.Endpoint, bool) {
+	if a.Validate() != nil {
+		return compute.Endpoint{}, false
+	}
+	dep, err := d.deployment(ctx, a)
+	if err != nil || dep == nil {
+		return compute.Endpoint{}, false
+	}
+	rev := dep.Annotations[AnnotationRevisionID]
+	if !runs(dep, rev) {
+		return compute.Endpoint{}, false
+	}
+	pods, err := d.pods(ctx, a, rev)
+	if err != nil {
+		return compute.Endpoint{}, false
+	}
+	pod := live(pods)
+	if pod == nil || podState(pod) != podReady {
+		return compute.Endpoint{}, false
+	}
+	ep, err := d.reach(ctx, a, pod)
+	if err != nil {
+		return compute.Endpoint{}, false
+	}
+	ep.RevisionID = rev
+	return ep, true
+}
+
+// reach returns the URL and token of a Ready gateway Pod of the Agent.
+func (d *Driver) reach(ctx context.Context, a compute.AgentRef, pod *corev1.Pod) (compute.Endpoint, error) {
+	token, err := d.transportToken(ctx, a)
+	if err != nil {
+		return compute.Endpoint{}, err
+	}
+	if d.o.EndpointAccess == EndpointService {
+		host := GatewayName(a.AgentID) + "." + NamespaceName(a.NamespaceID) + ".svc:" + strconv.Itoa(d.o.GatewayPort)
+		return compute.Endpoint{URL: "ws://" + host, Token: token}, nil
+	}
+	port, err := d.portForward(ctx, a, pod)
+	if err != nil {
+		return compute.Endpoint{}, err
+	}
+	return compute.Endpoint{URL: "ws://127.0.0.1:" + strconv.Itoa(port), Token: token}, nil
+}
+
+// portForward returns the loopback port of a port-forward to the Pod's
+// gateway port, starting one (WebSocket, or SPDY where the API server has
+// no WebSocket port-forward) when none runs to this Pod.
+func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev1.Pod) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f := d.fwd[a]; f != nil {
+		if f.podUID == string(pod.UID) && f.alive() {
+			return f.port, nil
+		}
+		f.close()
+		delete(d.fwd, a)
+	}
+	url := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
+	rt, upgrader, err := spdy.RoundTripperFor(d.o.Config)
+	if err != nil {
+		return 0, err
+	}
+	spdyDialer := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, url)
+	wsDialer, err := portforward.NewSPDYOverWebsocketDialer(url, d.o.Config)
+	if err != nil {
+		return 0, err
+	}
+	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	f := &forward{podUID: string(pod.UID), stop: make(chan struct{}), done: make(chan struct{})}
+	ready := make(chan struct{})
+	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(d.o.GatewayPort)}, f.stop, ready, io.Discard, io.Discard)
+	if err != nil {
+		return 0, err
+	}
+	errc := make(chan error, 1)
+	go func() {
+		defer close(f.done)
+		errc <- pf.ForwardPorts()
+	}()
+	select {
+	case <-ready:
+	case err := <-errc:
+		if err == nil {
+			err = errors.New("port-forward ended")
+		}
+		return 0, fmt.Errorf("port-forward to pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	case <-ctx.Done():
+		f.close()
+		return 0, ctx.Err()
+	}
+	ports, err := pf.GetPorts()
+	if err != nil || len(ports) != 1 {
+		f.close()
+		return 0, fmt.Errorf("port-forward to pod %s/%s: no local port: %v", pod.Namespace, pod.Name, err)
+	}
+	f.port = int(ports[0].Local)
+	d.fwd[a] = f
+	return f.port, nil
+}
