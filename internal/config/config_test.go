@@ -646,6 +646,10 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"kubernetes state size", kube(func(k *KubernetesCompute) { k.GatewayStateSize = "-1Gi" }), "compute.kubernetes.gatewayStateSize", "not a Kubernetes quantity"},
 		{"kubernetes quota pods", kube(func(k *KubernetesCompute) { k.Resources.QuotaPods = 0 }), "compute.kubernetes.resources.quotaPods", "outside 1..10000"},
 		{"kubernetes storage class", kube(func(k *KubernetesCompute) { k.GatewayStorageClassName = "fast_ssd" }), "compute.kubernetes.gatewayStorageClassName", "not a StorageClass name"},
+		{"kubernetes native admin", kube(func(k *KubernetesCompute) {}, func(c *Config) {
+			c.NativeAdminUI = NativeAdminUI{Enabled: true, Domain: "agents.example.com", RecheckInterval: Duration(time.Second)}
+			c.PublicOrigin = "https://occ.example.com"
+		}), "nativeAdminUI.enabled", "does not run the native admin UI"},
 		{"kubernetes values checked unselected", func(c *Config) { c.Compute.Kubernetes.GatewayPort = 0 }, "compute.kubernetes.gatewayPort", "outside"},
 		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
 		{"driver empty", func(c *Config) { c.Compute.Driver = "" }, "compute.driver", "not one of"},
@@ -1016,11 +1020,14 @@ func TestTrustedProxies(t *testing.T) {
 }
 
 // kube selects the kubernetes driver in cluster with an image, then applies f.
-func kube(f func(k *KubernetesCompute)) func(c *Config) {
+func kube(f func(k *KubernetesCompute), more ...func(c *Config)) func(c *Config) {
 	return func(c *Config) {
 		c.Compute.Driver = "kubernetes"
 		c.Compute.Kubernetes.InCluster = true
 		c.Compute.Kubernetes.Images.Gateway = "registry.example/openclaw:2026.9.6"
 		f(&c.Compute.Kubernetes)
+		for _, m := range more {
+			m(c)
+		}
 	}
 }

@@ -237,3 +237,6 @@ func parseQuantities(o Options) (quantities, error) {
 	}
 	return q, errors.Join(errs...)
 }
+
+// RESTConfig is client-go's API server configuration (Connect makes one).
+type RESTConfig = rest.Config
