@@ -68,7 +68,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	}
 	a, rev, ns := spec.AgentRef, spec.RevisionRef, NamespaceName(spec.NamespaceID)
 	core := d.cs.CoreV1()
-	if _, err := d.transportToken(ctx, a); err != nil {
+	if _, err := d.transportToken(ctx, a, true); err != nil {
 		return compute.Readiness{}, err
 	}
 	steps := []func() error{
@@ -119,9 +119,9 @@ func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec)
 	return classify("apply deployment "+name, err)
 }
 
-// transportToken returns the Agent's gateway token, creating its Secret
-// the first time (never overwritten afterwards).
-func (d *Driver) transportToken(ctx context.Context, a compute.AgentRef) (string, error) {
+// transportToken returns the Agent's gateway token; with create, its
+// Secret is created the first time (never overwritten afterwards).
+func (d *Driver) transportToken(ctx context.Context, a compute.AgentRef, create bool) (string, error) {
 	ns, name := NamespaceName(a.NamespaceID), TransportSecretName(a.AgentID)
 	secrets := d.cs.CoreV1().Secrets(ns)
 	for range 2 {
@@ -134,6 +134,9 @@ func (d *Driver) transportToken(ctx context.Context, a compute.AgentRef) (string
 				return t, nil
 			}
 			return "", compute.Permanent(CodeOwnershipConflict, fmt.Errorf("secret %s/%s has no %s", ns, name, TokenKey))
+		}
+		if !create {
+			return "", fmt.Errorf("secret %s/%s does not exist", ns, name)
 		}
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {

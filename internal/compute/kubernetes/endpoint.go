@@ -89,7 +89,7 @@ func (d *Driver) GatewayEndpoint(ctx context.Context, a compute.AgentRef) (compu
 
 // reach returns the URL and token of a Ready gateway Pod of the Agent.
 func (d *Driver) reach(ctx context.Context, a compute.AgentRef, pod *corev1.Pod) (compute.Endpoint, error) {
-	token, err := d.transportToken(ctx, a)
+	token, err := d.transportToken(ctx, a, false)
 	if err != nil {
 		return compute.Endpoint{}, err
 	}
