@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -15,30 +14,25 @@ const (
 	// gateway's own CheckHealthz, CheckStartupz, CheckReadyz.
 	ComponentGateway = "gateway"
 	CheckPod         = "pod"
-	CheckHealthz     = "healthz"
-	CheckStartupz    = "startupz"
-	CheckReadyz      = "readyz"
+	CheckHealthz     = compute.CheckHealthz
+	CheckStartupz    = compute.CheckStartupz
+	CheckReadyz      = compute.CheckReadyz
 
-	CodeOK = "OK"
+	CodeOK = compute.CodeOK
 	// CodeUnavailable: the check could not be made (no Pod, no answer).
-	CodeUnavailable = "UNAVAILABLE"
+	CodeUnavailable = compute.CodeUnavailable
 	// CodePodFailed: the revision's gateway container exited or its image
 	// cannot be had.
 	CodePodFailed = "POD_FAILED"
-	// CodeNotLive, CodeNotStarted, CodeNotReady: a probe route answered,
-	// but not 200.
-	CodeNotLive    = "NOT_LIVE"
-	CodeNotStarted = "NOT_STARTED"
-	CodeNotReady   = "NOT_READY"
 )
 
 var diagMessages = map[string]string{
-	CodeOK:          "The check succeeded.",
-	CodeUnavailable: "The gateway Pod of this revision is missing or did not answer.",
-	CodePodFailed:   "The gateway container of this revision exited or its image cannot be pulled.",
-	CodeNotLive:     "The gateway does not report itself live.",
-	CodeNotStarted:  "The gateway is still starting.",
-	CodeNotReady:    "The gateway reports a failing component.",
+	CodeOK:                 "The check succeeded.",
+	CodeUnavailable:        "The gateway Pod of this revision is missing or did not answer.",
+	CodePodFailed:          "The gateway container of this revision exited or its image cannot be pulled.",
+	compute.CodeNotLive:    "The gateway does not report itself live.",
+	compute.CodeNotStarted: "The gateway is still starting.",
+	compute.CodeNotReady:   "The gateway reports a failing component.",
 }
 
 // diagnoseTimeout bounds Diagnose.
@@ -92,20 +86,6 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
 	h, perr := gateway.Probe(pctx, httpURL(ep.URL))
 	pcancel()
-	answered := perr == nil || errors.Is(perr, gateway.ErrNotReady)
-	probe := func(name string, ok, reached bool, failCode string) compute.Check {
-		switch {
-		case ok:
-			return check(name, gateway.CheckSucceeded, CodeOK)
-		case answered && reached:
-			return check(name, gateway.CheckFailed, failCode)
-		default:
-			return check(name, gateway.CheckUnknown, CodeUnavailable)
-		}
-	}
-	out.Checks = append(out.Checks,
-		probe(CheckHealthz, h.Live, true, CodeNotLive),
-		probe(CheckStartupz, h.Started, h.Live, CodeNotStarted),
-		probe(CheckReadyz, h.Ready, h.Started, CodeNotReady))
+	out.Checks = append(out.Checks, compute.ProbeChecks(h, perr, check)...)
 	return out, nil
 }

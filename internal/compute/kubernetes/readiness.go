@@ -90,37 +90,13 @@ func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep comput
 	default:
 		return compute.Readiness{}, err
 	}
-	dctx, cancel := context.WithTimeout(ctx, healthTimeout)
-	c, err := gateway.Dial(dctx, gateway.Options{URL: ep.URL, Token: ep.Token})
-	cancel()
-	if err != nil {
-		if errors.Is(err, gateway.ErrNotReady) || errors.Is(err, gateway.ErrUnreachable) {
-			return starting, nil
-		}
-		return compute.Readiness{}, err
-	}
-	defer c.Close()
 	d.mu.Lock()
 	verified := d.verified[spec.AgentRef] == podUID
 	d.mu.Unlock()
-	if provider := gateway.ModelProvider(spec.Document); provider != "" && !verified {
-		if r, done := compute.ProbeModel(ctx, c, provider, d.o.ModelProbeTimeout); done {
-			return r, nil
-		}
-	}
-	r := compute.Readiness{Ready: true}
-	hctx, cancel := context.WithTimeout(ctx, healthTimeout)
-	defer cancel()
-	hr, err := c.Health(hctx)
-	switch {
-	case err == nil:
-		for _, w := range hr.PluginWarnings() {
-			r.Warnings = append(r.Warnings, compute.Warning{Code: w.Code, PluginID: w.PluginID})
-		}
-	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
-		return starting, nil
-	default:
-		return compute.Readiness{}, err
+	r, err := compute.AskGateway(ctx, compute.Ask{Dial: gateway.Options{URL: ep.URL, Token: ep.Token}, Document: spec.Document,
+		ProbeModel: !verified, ModelProbeTimeout: d.o.ModelProbeTimeout, HealthTimeout: healthTimeout})
+	if err != nil || !r.Ready {
+		return r, err
 	}
 	d.mu.Lock()
 	d.verified[spec.AgentRef] = podUID

@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/gateway"
@@ -14,9 +13,9 @@ const (
 	// CheckReadyz.
 	ComponentGateway = "gateway"
 	CheckProcess     = "process"
-	CheckHealthz     = "healthz"
-	CheckStartupz    = "startupz"
-	CheckReadyz      = "readyz"
+	CheckHealthz     = compute.CheckHealthz
+	CheckStartupz    = compute.CheckStartupz
+	CheckReadyz      = compute.CheckReadyz
 	// ComponentSlack checks, present when the configuration has
 	// channels.slack: CheckConfiguration, CheckAuthentication,
 	// CheckConnectivity (derived from channels.status; no message is sent).
@@ -26,17 +25,17 @@ const (
 	CheckConnectivity   = "connectivity"
 
 	// CodeOK goes with every succeeded check.
-	CodeOK = "OK"
+	CodeOK = compute.CodeOK
 	// CodeUnavailable: the check could not be made (no process, no answer).
-	CodeUnavailable = "UNAVAILABLE"
+	CodeUnavailable = compute.CodeUnavailable
 	// CodeProcessExited: the gateway of the revision should run and does
 	// not (it exited; a supervised one is restarted with backoff).
 	CodeProcessExited = "PROCESS_EXITED"
 	// CodeNotLive, CodeNotStarted, CodeNotReady: a probe route answered,
 	// but not 200.
-	CodeNotLive    = "NOT_LIVE"
-	CodeNotStarted = "NOT_STARTED"
-	CodeNotReady   = "NOT_READY"
+	CodeNotLive    = compute.CodeNotLive
+	CodeNotStarted = compute.CodeNotStarted
+	CodeNotReady   = compute.CodeNotReady
 	// CodeSlackNotConfigured, CodeSlackAuthFailed, CodeSlackDisconnected:
 	// the failed Slack checks.
 	CodeSlackNotConfigured = "SLACK_NOT_CONFIGURED"
@@ -134,23 +133,9 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 	pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
 	h, perr := gateway.Probe(pctx, t.httpURL())
 	pcancel()
-	answered := perr == nil || errors.Is(perr, gateway.ErrNotReady)
-	probe := func(name string, ok, reached bool, failCode string) compute.Check {
-		switch {
-		case ok:
-			return check(ComponentGateway, name, gateway.CheckSucceeded, CodeOK)
-		case answered && reached:
-			return check(ComponentGateway, name, gateway.CheckFailed, failCode)
-		default:
-			return check(ComponentGateway, name, gateway.CheckUnknown, CodeUnavailable)
-		}
-	}
-	// Probe stops at the first route that is not satisfied: a later route
-	// was reached only if the earlier ones passed.
-	out = append(out,
-		probe(CheckHealthz, h.Live, true, CodeNotLive),
-		probe(CheckStartupz, h.Started, h.Live, CodeNotStarted),
-		probe(CheckReadyz, h.Ready, h.Started, CodeNotReady))
+	out = append(out, compute.ProbeChecks(h, perr, func(name, status, code string) compute.Check {
+		return check(ComponentGateway, name, status, code)
+	})...)
 	if !slack {
 		return out, nil
 	}

@@ -9,6 +9,62 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 )
 
+// Ask is how AskGateway reaches a gateway whose probe routes answered
+// ready.
+type Ask struct {
+	// Dial connects occ's backend client.
+	Dial gateway.Options
+	// Document is the revision's configuration (its primary model's
+	// provider is the one probed).
+	Document map[string]any
+	// ProbeModel asks the gateway to try the model credential (the first
+	// time a workload is found ready).
+	ProbeModel bool
+	// ModelProbeTimeout bounds that probe; HealthTimeout the connection
+	// and the health call.
+	ModelProbeTimeout time.Duration
+	HealthTimeout     time.Duration
+}
+
+// AskGateway finishes a readiness check every driver makes the same way,
+// once the gateway's probe routes answered ready: it connects, probes the
+// model credential when asked (ProbeModel), and reads the plugin warnings
+// (health). A gateway that cannot take the connection or a call yet is
+// pending (occ.PendingGatewayStarting).
+func AskGateway(ctx context.Context, a Ask) (Readiness, error) {
+	starting := Readiness{PendingReason: occ.PendingGatewayStarting}
+	dctx, cancel := context.WithTimeout(ctx, a.HealthTimeout)
+	c, err := gateway.Dial(dctx, a.Dial)
+	cancel()
+	if err != nil {
+		if errors.Is(err, gateway.ErrNotReady) || errors.Is(err, gateway.ErrUnreachable) {
+			return starting, nil
+		}
+		return Readiness{}, err
+	}
+	defer c.Close()
+	if provider := gateway.ModelProvider(a.Document); provider != "" && a.ProbeModel {
+		if r, done := ProbeModel(ctx, c, provider, a.ModelProbeTimeout); done {
+			return r, nil
+		}
+	}
+	r := Readiness{Ready: true}
+	hctx, cancel := context.WithTimeout(ctx, a.HealthTimeout)
+	defer cancel()
+	hr, err := c.Health(hctx)
+	switch {
+	case err == nil:
+		for _, w := range hr.PluginWarnings() {
+			r.Warnings = append(r.Warnings, Warning{Code: w.Code, PluginID: w.PluginID})
+		}
+	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
+		return starting, nil
+	default:
+		return Readiness{}, err
+	}
+	return r, nil
+}
+
 // probeDetails are the provider status buckets a failed probe's cause
 // names; any other status is "other".
 var probeDetails = map[string]bool{"format": true, "rate_limit": true, "billing": true, "unknown": true, "no_model": true}
