@@ -1,0 +1,54 @@
+// Command files writes the kwok files the Kubernetes test lane uses into the
+// directory named by its argument, taken from the pinned kwok module so they
+// always match the kwok binary:
+//
+//   - kwok-stages.yaml: kwok's --config, its default Stages (the ones kwokctl
+//     uses): nodes become Ready and keep a lease; Pods become Running and
+//     Ready, complete, and go away when deleted.
+//   - kwok-crds.yaml: the PortForward CustomResourceDefinition, so tests can
+//     route a fake Pod's port-forward to a process of their own.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kwok/kustomize/crd"
+	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
+	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
+	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: files DIR")
+		os.Exit(2)
+	}
+	dir := os.Args[1]
+	files := map[string][]string{
+		"kwok-stages.yaml": {
+			nodefast.DefaultNodeInit,
+			nodeheartbeat.DefaultNodeHeartbeatWithLease,
+			podfast.DefaultPodReady,
+			podfast.DefaultPodComplete,
+			podfast.DefaultPodDelete,
+		},
+		"kwok-crds.yaml": {string(crd.PortForward)},
+	}
+	for name, docs := range files {
+		for i := range docs {
+			docs[i] = strings.TrimSpace(docs[i]) + "\n"
+		}
+		tmp := filepath.Join(dir, "."+name+".tmp")
+		if err := os.WriteFile(tmp, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
