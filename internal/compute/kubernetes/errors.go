@@ -62,19 +62,20 @@ func getOwned[T metav1.Object](ctx context.Context, kind, namespace, name string
 	return obj, true, nil
 }
 
-// deleteOwned deletes an object if it exists and occ owns it (foreground, so
-// that what it owns goes first); an object without occ's labels is left
-// alone and reported.
+// deleteOwned deletes an object if it exists and occ owns it (in the
+// background: Kubernetes' garbage collector removes what it owns, and an
+// object with finalizers, like a claim still protected, goes once they are
+// done); an object without occ's labels is left alone and reported.
 func deleteOwned[T metav1.Object](ctx context.Context, kind, namespace, name string, want map[string]string,
 	get func(context.Context, string, metav1.GetOptions) (T, error),
 	del func(context.Context, string, metav1.DeleteOptions) error) error {
 	obj, found, err := getOwned(ctx, kind, namespace, name, want, get)
-	if err != nil || !found {
+	if err != nil || !found || obj.GetDeletionTimestamp() != nil {
 		return err
 	}
 	uid := obj.GetUID()
-	fg := metav1.DeletePropagationForeground
-	err = del(ctx, name, metav1.DeleteOptions{PropagationPolicy: &fg, Preconditions: &metav1.Preconditions{UID: &uid}})
+	bg := metav1.DeletePropagationBackground
+	err = del(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg, Preconditions: &metav1.Preconditions{UID: &uid}})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
