@@ -59,6 +59,13 @@ const (
 	terminationPoll          = 250 * time.Millisecond
 )
 
+// ClientQPS and ClientBurst bound the driver's request rate on the client
+// side.
+const (
+	ClientQPS   = 50
+	ClientBurst = 100
+)
+
 // Resources are one container's requests and limits (Kubernetes
 // quantities).
 type Resources struct {
@@ -166,6 +173,12 @@ func New(o Options) (*Driver, error) {
 	}
 	cfg := rest.CopyConfig(o.Config)
 	cfg.UserAgent = "occ-compute-kubernetes"
+	if cfg.QPS == 0 {
+		// client-go's default (5 per second, bursts of 10) would make the
+		// client, not the API server, the bottleneck of a fleet; the API
+		// server's priority and fairness protects itself.
+		cfg.QPS, cfg.Burst = ClientQPS, ClientBurst
+	}
 	cs, err := k8s.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes compute driver: %w", err)

@@ -41,3 +41,5 @@ func TestAPIEnsureNamespaceObjects(t *testing.T) { t.Parallel(); testEnsureNames
 func TestAPIForeignObjectsRefused(t *testing.T)  { t.Parallel(); testForeignObjectsRefused(t, admin(t)) }
 func TestAPIAgentObjects(t *testing.T)           { t.Parallel(); testAgentObjects(t, admin(t)) }
 func TestAPILifecycle(t *testing.T)              { t.Parallel(); testLifecycle(t, admin(t)) }
+
+func TestAPIPreflight(t *testing.T) { t.Parallel(); testPreflight(t, apiServer(t)) }

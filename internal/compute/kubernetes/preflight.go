@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -80,28 +82,37 @@ func (p permission) String() string {
 	return p.verb + " " + r
 }
 
-// permissions are every verb on every resource the driver uses, cluster
-// wide (tenant namespaces are made on demand, so namespaced grants are
-// not enough).
+// Rules are the RBAC rules the driver needs, cluster wide (tenant
+// namespaces are made on demand, so namespaced grants are not enough):
+// what Preflight checks and what an installation grants occ's account.
+// endpointAccess is Options.EndpointAccess (a port-forward needs
+// pods/portforward).
+func Rules(endpointAccess string) []rbacv1.PolicyRule {
+	crud := []string{"get", "list", "create", "patch", "delete"}
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "create", "patch", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"resourcequotas", "limitranges", "serviceaccounts", "services", "persistentvolumeclaims"}, Verbs: crud},
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: append(slices.Clone(crud), "deletecollection")},
+		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: crud},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: crud},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+	}
+	if endpointAccess == EndpointPortForward {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/portforward"}, Verbs: []string{"get", "create"}})
+	}
+	return rules
+}
+
+// permissions are the rules, one verb and resource each.
 func (d *Driver) permissions() []permission {
 	var out []permission
-	add := func(group, resource string, verbs ...string) {
-		for _, v := range verbs {
-			out = append(out, permission{verb: v, group: group, resource: resource})
+	for _, r := range Rules(d.o.EndpointAccess) {
+		for _, res := range r.Resources {
+			resource, sub, _ := strings.Cut(res, "/")
+			for _, v := range r.Verbs {
+				out = append(out, permission{verb: v, group: r.APIGroups[0], resource: resource, subresource: sub})
+			}
 		}
-	}
-	add("", "namespaces", "get", "create", "patch", "delete")
-	for _, r := range []string{"resourcequotas", "limitranges", "serviceaccounts", "services", "persistentvolumeclaims"} {
-		add("", r, "get", "list", "create", "patch", "delete")
-	}
-	add("", "configmaps", "get", "list", "create", "patch", "delete", "deletecollection")
-	add("", "secrets", "get", "list", "create", "patch", "delete", "deletecollection")
-	add("networking.k8s.io", "networkpolicies", "get", "list", "create", "patch", "delete")
-	add("apps", "deployments", "get", "list", "create", "patch", "delete")
-	add("", "pods", "get", "list")
-	if d.o.EndpointAccess == EndpointPortForward {
-		out = append(out, permission{verb: "create", resource: "pods", subresource: "portforward"},
-			permission{verb: "get", resource: "pods", subresource: "portforward"})
 	}
 	return out
 }
