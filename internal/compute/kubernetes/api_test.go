@@ -623,7 +623,6 @@ func checkDeploymentKept(t *testing.T, dep *appsv1.Deployment, rev compute.Revis
 	}
 }
 
-
 // terminating reports whether an object (JSON) is being deleted: deletion
 // was asked and Kubernetes finishes it (a claim waits for its protection
 // finalizer, which only kube-controller-manager removes).

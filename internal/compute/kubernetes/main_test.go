@@ -37,9 +37,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func TestAPIEnsureNamespaceObjects(t *testing.T) { t.Parallel(); testEnsureNamespaceObjects(t, admin(t)) }
-func TestAPIForeignObjectsRefused(t *testing.T)  { t.Parallel(); testForeignObjectsRefused(t, admin(t)) }
-func TestAPIAgentObjects(t *testing.T)           { t.Parallel(); testAgentObjects(t, admin(t)) }
-func TestAPILifecycle(t *testing.T)              { t.Parallel(); testLifecycle(t, admin(t)) }
+func TestAPIEnsureNamespaceObjects(t *testing.T) {
+	t.Parallel()
+	testEnsureNamespaceObjects(t, admin(t))
+}
+func TestAPIForeignObjectsRefused(t *testing.T) { t.Parallel(); testForeignObjectsRefused(t, admin(t)) }
+func TestAPIAgentObjects(t *testing.T)          { t.Parallel(); testAgentObjects(t, admin(t)) }
+func TestAPILifecycle(t *testing.T)             { t.Parallel(); testLifecycle(t, admin(t)) }
 
 func TestAPIPreflight(t *testing.T) { t.Parallel(); testPreflight(t, apiServer(t)) }
