@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -24,7 +25,25 @@ type forward struct {
 	port   int
 	stop   chan struct{}
 	done   chan struct{}
+	// users are the driver instances that asked for it.
+	users map[*Driver]bool
 }
+
+// forwardKey names an Agent on an API server.
+type forwardKey struct {
+	host  string
+	agent compute.AgentRef
+}
+
+// forwards are the port-forwards of this process, shared by every driver
+// instance on the same API server: a reopened driver (or a second one in
+// the same occ) gives the same endpoint as the first, and one Pod gets one
+// forward. A forward ends when its Pod is replaced, when the Agent is
+// stopped or deleted, or when the last driver that used it is closed.
+var forwards = struct {
+	sync.Mutex
+	m map[forwardKey]*forward
+}{m: map[forwardKey]*forward{}}
 
 func (f *forward) close() {
 	select {
@@ -45,12 +64,28 @@ func (f *forward) alive() bool {
 
 // forget ends the Agent's port-forward.
 func (d *Driver) forget(a compute.AgentRef) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if f := d.fwd[a]; f != nil {
+	forwards.Lock()
+	defer forwards.Unlock()
+	k := forwardKey{d.o.Config.Host, a}
+	if f := forwards.m[k]; f != nil {
 		f.close()
-		delete(d.fwd, a)
+		delete(forwards.m, k)
 	}
+}
+
+// Close ends the port-forwards only this driver used. Gateways keep
+// running.
+func (d *Driver) Close() error {
+	forwards.Lock()
+	defer forwards.Unlock()
+	for k, f := range forwards.m {
+		delete(f.users, d)
+		if k.host == d.o.Config.Host && len(f.users) == 0 {
+			f.close()
+			delete(forwards.m, k)
+		}
+	}
+	return nil
 }
 
 // httpURL turns the gateway's ws:// URL into its http:// base.
@@ -108,14 +143,16 @@ func (d *Driver) reach(ctx context.Context, a compute.AgentRef, pod *corev1.Pod)
 // gateway port, starting one (WebSocket, or SPDY where the API server has
 // no WebSocket port-forward) when none runs to this Pod.
 func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev1.Pod) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if f := d.fwd[a]; f != nil {
+	forwards.Lock()
+	defer forwards.Unlock()
+	k := forwardKey{d.o.Config.Host, a}
+	if f := forwards.m[k]; f != nil {
 		if f.podUID == string(pod.UID) && f.alive() {
+			f.users[d] = true
 			return f.port, nil
 		}
 		f.close()
-		delete(d.fwd, a)
+		delete(forwards.m, k)
 	}
 	url := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
 	rt, upgrader, err := spdy.RoundTripperFor(d.o.Config)
@@ -130,7 +167,7 @@ func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev
 	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
-	f := &forward{podUID: string(pod.UID), stop: make(chan struct{}), done: make(chan struct{})}
+	f := &forward{podUID: string(pod.UID), stop: make(chan struct{}), done: make(chan struct{}), users: map[*Driver]bool{d: true}}
 	ready := make(chan struct{})
 	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(d.o.GatewayPort)}, f.stop, ready, io.Discard, io.Discard)
 	if err != nil {
@@ -158,6 +195,6 @@ func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev
 		return 0, fmt.Errorf("port-forward to pod %s/%s: no local port: %v", pod.Namespace, pod.Name, err)
 	}
 	f.port = int(ports[0].Local)
-	d.fwd[a] = f
+	forwards.m[k] = f
 	return f.port, nil
 }

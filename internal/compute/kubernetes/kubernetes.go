@@ -126,7 +126,6 @@ type Driver struct {
 	// verified maps an Agent to the UID of the Pod whose model credential
 	// was probed once (the probe is not repeated for the same Pod).
 	verified map[compute.AgentRef]string
-	fwd      map[compute.AgentRef]*forward
 }
 
 var _ compute.Driver = (*Driver)(nil)
@@ -184,7 +183,7 @@ func New(o Options) (*Driver, error) {
 		return nil, fmt.Errorf("kubernetes compute driver: %w", err)
 	}
 	o.Config = cfg
-	return &Driver{o: o, cs: cs, q: q, verified: map[compute.AgentRef]string{}, fwd: map[compute.AgentRef]*forward{}}, nil
+	return &Driver{o: o, cs: cs, q: q, verified: map[compute.AgentRef]string{}}, nil
 }
 
 // Name implements compute.Driver.
@@ -203,16 +202,6 @@ func (d *Driver) Capabilities() compute.Capabilities {
 	}
 }
 
-// Close ends every port-forward the driver holds. Gateways keep running.
-func (d *Driver) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for a, f := range d.fwd {
-		f.close()
-		delete(d.fwd, a)
-	}
-	return nil
-}
 
 // quantities are the parsed resource options.
 type quantities struct {
