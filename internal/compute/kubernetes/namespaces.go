@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -70,8 +71,9 @@ func (d *Driver) ensureNamespace(ctx context.Context, nsID string) (bool, error)
 // (waiting for their Pods to end), then the namespace itself, but only if
 // nothing remains in it that occ did not create (CodeForeignObjects
 // otherwise: the namespace and the foreign objects stay). Done once the
-// namespace is gone or terminating (Kubernetes removes what is left of
-// occ's there); a namespace without occ's labels is never deleted.
+// namespace is gone; while Kubernetes still finalizes it (past the
+// termination timeout) not done yet. A namespace without occ's labels is
+// never deleted.
 func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (compute.NamespaceObservation, error) {
 	if err := ns.Validate(); err != nil {
 		return compute.NamespaceObservation{}, err
@@ -81,8 +83,11 @@ func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	if err != nil {
 		return compute.NamespaceObservation{}, err
 	}
-	if !found || cur.DeletionTimestamp != nil {
+	if !found {
 		return compute.NamespaceObservation{Done: true}, nil
+	}
+	if cur.DeletionTimestamp != nil {
+		return d.waitNamespaceGone(ctx, name)
 	}
 	agents, err := d.agentsIn(ctx, ns.ID)
 	if err != nil {
@@ -101,7 +106,29 @@ func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	if err != nil && !apierrors.IsNotFound(err) {
 		return compute.NamespaceObservation{}, classify("delete namespace "+name, err)
 	}
-	return compute.NamespaceObservation{Done: true}, nil
+	return d.waitNamespaceGone(ctx, name)
+}
+
+// waitNamespaceGone waits, within the termination timeout, until the
+// namespace no longer exists: done, or not yet.
+func (d *Driver) waitNamespaceGone(ctx context.Context, name string) (compute.NamespaceObservation, error) {
+	deadline := time.Now().Add(d.o.TerminationTimeout)
+	for {
+		_, err := d.cs.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return compute.NamespaceObservation{Done: true}, nil
+		case err != nil:
+			return compute.NamespaceObservation{}, classify("read namespace "+name, err)
+		case time.Now().After(deadline):
+			return compute.NamespaceObservation{}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return compute.NamespaceObservation{}, ctx.Err()
+		case <-time.After(terminationPoll):
+		}
+	}
 }
 
 // agentsIn lists the Agents occ has objects of in the Namespace's tenant

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/rest"
@@ -60,7 +61,7 @@ func testPreflight(t *testing.T, c *kubetest.Cluster) {
 	if err := preflight(t, exact); err != nil {
 		t.Fatalf("user with kubernetes.Rules: %v", err)
 	}
-	d := open(t, exact)
+	d := open(t, exact, func(o *kubernetes.Options) { o.TerminationTimeout = time.Second })
 	rev := newRevision()
 	ensure(t, d, rev.NamespaceID)
 	if _, err := d.PrepareRevision(ctx, specOf(rev, 1)); err != nil {
