@@ -202,7 +202,6 @@ func (d *Driver) Capabilities() compute.Capabilities {
 	}
 }
 
-
 // quantities are the parsed resource options.
 type quantities struct {
 	stateSize             resource.Quantity

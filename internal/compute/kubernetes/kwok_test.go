@@ -156,7 +156,9 @@ func (k *kubelet) provision(ctx context.Context) {
 }
 
 // claimDir is the directory standing for a claim.
-func (k *kubelet) claimDir(ns, claim string) string { return filepath.Join(k.root, "claims", ns, claim) }
+func (k *kubelet) claimDir(ns, claim string) string {
+	return filepath.Join(k.root, "claims", ns, claim)
+}
 
 // run starts the fake gateway of Pod p.
 func (k *kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
