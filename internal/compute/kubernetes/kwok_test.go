@@ -25,6 +25,7 @@ import (
 	"github.com/openclaw/occ/internal/compute/kubernetes"
 	"github.com/openclaw/occ/internal/compute/kubernetes/kubetest"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // kubelet stands in for the kubelet of kwok's fake nodes, for occ's gateway
@@ -431,4 +432,44 @@ func withDoc(doc, more map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// TestKwokQuotaForbidsPod: a Namespace whose quota forbids the Pod gives the
+// pending reason WORKLOAD_UNSCHEDULABLE (the ReplicaSet cannot create it),
+// and the Agent becomes ready once the quota lets it.
+func TestKwokQuotaForbidsPod(t *testing.T) {
+	c := kubetest.Start(t, kubetest.WithNodes(1))
+	startKubelet(t, c)
+	d := open(t, c.Config(), func(o *kubernetes.Options) { o.QuotaPods = 1 })
+	ctx := context.Background()
+	first := newRevision()
+	ensure(t, d, first.NamespaceID)
+	await := func(spec compute.RevisionSpec, want func(compute.Readiness) bool) compute.Readiness {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			r, err := d.PrepareRevision(ctx, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want(r) || time.Now().After(deadline) {
+				return r
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if r := await(specOf(first, 1), func(r compute.Readiness) bool { return r.Ready }); !r.Ready {
+		t.Fatalf("first Agent: %+v", r)
+	}
+	second := first
+	second.AgentID, second.RevisionID = occ.NewID(occ.PrefixAgent), occ.NewID(occ.PrefixRevision)
+	if r := await(specOf(second, 1), func(r compute.Readiness) bool { return r.PendingReason == occ.PendingWorkloadUnschedulable }); r.PendingReason != occ.PendingWorkloadUnschedulable {
+		t.Fatalf("second Agent over the quota: %+v, want pending %s", r, occ.PendingWorkloadUnschedulable)
+	}
+	if err := d.StopAgent(ctx, first.AgentRef); err != nil {
+		t.Fatal(err)
+	}
+	if r := await(specOf(second, 1), func(r compute.Readiness) bool { return r.Ready }); !r.Ready {
+		t.Fatalf("second Agent once the quota allows it: %+v", r)
+	}
 }
