@@ -388,50 +388,12 @@ func TestKwokConformance(t *testing.T) {
 			Observer: observer{cs: cs, k: k},
 			Reopen:   func(t *testing.T) compute.Driver { return open(t, c.Config(), opts) },
 			Options: computetest.Options{
-				ReadyTimeout: 2 * time.Minute,
-				SlowStart: func(s compute.RevisionSpec) compute.RevisionSpec {
-					s.Env = with(s.Env, map[string]string{"FAKEGATEWAY_LISTEN_DELAY": "1s", "FAKEGATEWAY_STARTUP_DELAY": "2s"})
-					return s
-				},
-				RejectCredential: func(s compute.RevisionSpec) compute.RevisionSpec {
-					s.Document = withDoc(s.Document, modelDoc)
-					s.Env = with(s.Env, map[string]string{"FAKEPROV_API_KEY": "sk-rejected", "FAKEGATEWAY_MODEL_AUTH": "rejected"})
-					return s
-				},
+				ReadyTimeout:     2 * time.Minute,
+				SlowStart:        computetest.FakeGatewaySlowStart,
+				RejectCredential: computetest.FakeGatewayRejectCredential,
 			},
 		}
 	})
-}
-
-// modelDoc configures a model provider whose key comes from
-// FAKEPROV_API_KEY, so that the gateway probes it at start.
-var modelDoc = map[string]any{
-	"models": map[string]any{"providers": map[string]any{"fakeprov": map[string]any{
-		"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "${FAKEPROV_API_KEY}", "api": "openai-completions",
-		"models": []any{map[string]any{"id": "m1", "name": "M1"}}}}},
-	"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "fakeprov/m1"}}},
-}
-
-func with(m, more map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		out[k] = v
-	}
-	for k, v := range more {
-		out[k] = v
-	}
-	return out
-}
-
-func withDoc(doc, more map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range doc {
-		out[k] = v
-	}
-	for k, v := range more {
-		out[k] = v
-	}
-	return out
 }
 
 // TestKwokQuotaForbidsPod: a Namespace whose quota forbids the Pod gives the
