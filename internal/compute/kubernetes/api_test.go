@@ -3,6 +3,7 @@ package kubernetes_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -377,7 +378,7 @@ func testAgentObjects(t *testing.T, cfg *rest.Config) {
 	if _, err := d.PrepareRevision(ctx, specOf(rev, 1)); err != nil {
 		t.Fatal(err)
 	}
-	if after := resourceVersions(t, cs, ns); !equal(before, after) {
+	if after := resourceVersions(t, cs, ns); !maps.Equal(before, after) {
 		t.Errorf("a second PrepareRevision rewrote objects:\n%v\n%v", before, after)
 	}
 	// Diagnose without a Pod: every check unknown; no endpoint.
@@ -438,18 +439,6 @@ func resourceVersions(t *testing.T, cs *k8s.Clientset, ns string) map[string]str
 		out[where] = m.Metadata.ResourceVersion
 	}
 	return out
-}
-
-func equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func testLifecycle(t *testing.T, cfg *rest.Config) {
