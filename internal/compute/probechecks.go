@@ -1,7 +1,9 @@
 package compute
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/openclaw/occ/internal/gateway"
 )
@@ -46,5 +48,68 @@ func ProbeChecks(h gateway.Health, err error, check func(name, status, code stri
 		probe(CheckHealthz, h.Live, true, CodeNotLive),
 		probe(CheckStartupz, h.Started, h.Live, CodeNotStarted),
 		probe(CheckReadyz, h.Ready, h.Started, CodeNotReady),
+	}
+}
+
+// The Slack checks of a gateway whose configuration has channels.slack,
+// derived from channels.status (with the gateway's provider probe, which
+// sends no message), and the codes of the failed ones.
+const (
+	ComponentSlack      = "slack"
+	CheckConfiguration  = "configuration"
+	CheckAuthentication = "authentication"
+	CheckConnectivity   = "connectivity"
+
+	CodeSlackNotConfigured = "SLACK_NOT_CONFIGURED"
+	CodeSlackAuthFailed    = "SLACK_AUTHENTICATION_FAILED"
+	CodeSlackDisconnected  = "SLACK_DISCONNECTED"
+)
+
+// WantsSlack reports whether a configuration document has channels.slack.
+func WantsSlack(doc map[string]any) bool {
+	ch, _ := doc["channels"].(map[string]any)
+	_, ok := ch["slack"]
+	return ok
+}
+
+// UnknownSlackChecks are the three Slack checks when none can be made.
+func UnknownSlackChecks(check func(component, name, status, code string) Check) []Check {
+	var out []Check
+	for _, n := range []string{CheckConfiguration, CheckAuthentication, CheckConnectivity} {
+		out = append(out, check(ComponentSlack, n, gateway.CheckUnknown, CodeUnavailable))
+	}
+	return out
+}
+
+// SlackChecks asks a running gateway (dial) for channels.status with its
+// provider probe, within probeTimeout, and derives the three Slack checks;
+// readyFailing is what /readyz reported failing (gateway.Health.Failing). A
+// gateway that cannot be asked gives unknown checks.
+func SlackChecks(ctx context.Context, dial gateway.Options, readyFailing []string, probeTimeout time.Duration,
+	check func(component, name, status, code string) Check) []Check {
+	c, err := gateway.Dial(ctx, dial)
+	if err != nil {
+		return UnknownSlackChecks(check)
+	}
+	defer c.Close()
+	cs, err := c.ChannelsStatus(ctx, gateway.ChannelsStatusOptions{Probe: true, Timeout: probeTimeout})
+	if err != nil {
+		return UnknownSlackChecks(check)
+	}
+	s := cs.Slack(readyFailing)
+	verdict := func(name, status, failCode string) Check {
+		switch status {
+		case gateway.CheckSucceeded:
+			return check(ComponentSlack, name, status, CodeOK)
+		case gateway.CheckFailed:
+			return check(ComponentSlack, name, status, failCode)
+		default:
+			return check(ComponentSlack, name, gateway.CheckUnknown, CodeUnavailable)
+		}
+	}
+	return []Check{
+		verdict(CheckConfiguration, s.Configuration, CodeSlackNotConfigured),
+		verdict(CheckAuthentication, s.Authentication, CodeSlackAuthFailed),
+		verdict(CheckConnectivity, s.Connectivity, CodeSlackDisconnected),
 	}
 }

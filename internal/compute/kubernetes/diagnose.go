@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -33,19 +34,24 @@ var diagMessages = map[string]string{
 	compute.CodeNotLive:    "The gateway does not report itself live.",
 	compute.CodeNotStarted: "The gateway is still starting.",
 	compute.CodeNotReady:   "The gateway reports a failing component.",
+
+	compute.CodeSlackNotConfigured: "Slack is not configured on the gateway.",
+	compute.CodeSlackAuthFailed:    "Slack rejected the configured tokens.",
+	compute.CodeSlackDisconnected:  "The Slack connection is down.",
 }
 
 // diagnoseTimeout bounds Diagnose.
 const diagnoseTimeout = 10 * time.Second
 
-func check(name, status, code string) compute.Check {
-	return compute.Check{Component: ComponentGateway, Check: name, Status: status, Code: code, Message: diagMessages[code]}
+func check(component, name, status, code string) compute.Check {
+	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: diagMessages[code]}
 }
 
 // Diagnose checks the revision's gateway afresh: its Pod, then /healthz,
-// /startupz and /readyz through the endpoint. A missing Pod (the revision
-// is not the one running, or Kubernetes has not made it) gives unknown
-// checks.
+// /startupz and /readyz through the endpoint and, when the revision's
+// configuration has channels.slack, the three Slack checks (as the local
+// driver makes them). A missing Pod (the revision is not the one running,
+// or Kubernetes has not made it) gives unknown checks.
 func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute.Diagnosis, error) {
 	if err := rev.Validate(); err != nil {
 		return compute.Diagnosis{}, err
@@ -53,10 +59,18 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	ctx, cancel := context.WithTimeout(ctx, diagnoseTimeout)
 	defer cancel()
 	out := compute.Diagnosis{RevisionID: rev.RevisionID}
-	unknown := func(names ...string) {
+	slack, err := d.wantsSlack(ctx, rev)
+	if err != nil {
+		return compute.Diagnosis{}, err
+	}
+	unknown := func(names ...string) (compute.Diagnosis, error) {
 		for _, n := range names {
-			out.Checks = append(out.Checks, check(n, gateway.CheckUnknown, CodeUnavailable))
+			out.Checks = append(out.Checks, check(ComponentGateway, n, gateway.CheckUnknown, CodeUnavailable))
 		}
+		if slack {
+			out.Checks = append(out.Checks, compute.UnknownSlackChecks(check)...)
+		}
+		return out, nil
 	}
 	pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
 	if err != nil {
@@ -64,28 +78,44 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	}
 	pod := live(pods)
 	if pod == nil {
-		unknown(CheckPod, CheckHealthz, CheckStartupz, CheckReadyz)
-		return out, nil
+		return unknown(CheckPod, CheckHealthz, CheckStartupz, CheckReadyz)
 	}
 	switch podState(pod) {
 	case podReady:
-		out.Checks = append(out.Checks, check(CheckPod, gateway.CheckSucceeded, CodeOK))
+		out.Checks = append(out.Checks, check(ComponentGateway, CheckPod, gateway.CheckSucceeded, CodeOK))
 	case podExited, podImageFailed:
-		out.Checks = append(out.Checks, check(CheckPod, gateway.CheckFailed, CodePodFailed))
-		unknown(CheckHealthz, CheckStartupz, CheckReadyz)
-		return out, nil
+		out.Checks = append(out.Checks, check(ComponentGateway, CheckPod, gateway.CheckFailed, CodePodFailed))
+		return unknown(CheckHealthz, CheckStartupz, CheckReadyz)
 	default:
-		unknown(CheckPod, CheckHealthz, CheckStartupz, CheckReadyz)
-		return out, nil
+		return unknown(CheckPod, CheckHealthz, CheckStartupz, CheckReadyz)
 	}
 	ep, err := d.reach(ctx, rev.AgentRef, pod)
 	if err != nil {
-		unknown(CheckHealthz, CheckStartupz, CheckReadyz)
-		return out, nil
+		return unknown(CheckHealthz, CheckStartupz, CheckReadyz)
 	}
 	pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
 	h, perr := gateway.Probe(pctx, httpURL(ep.URL))
 	pcancel()
-	out.Checks = append(out.Checks, compute.ProbeChecks(h, perr, check)...)
+	out.Checks = append(out.Checks, compute.ProbeChecks(h, perr, func(name, status, code string) compute.Check {
+		return check(ComponentGateway, name, status, code)
+	})...)
+	if slack {
+		out.Checks = append(out.Checks, compute.SlackChecks(ctx, gateway.Options{URL: ep.URL, Token: ep.Token}, h.Failing, probeTimeout, check)...)
+	}
 	return out, nil
+}
+
+// wantsSlack reports whether the revision's configuration (its ConfigMap)
+// has channels.slack; false when occ has no ConfigMap of it.
+func (d *Driver) wantsSlack(ctx context.Context, rev compute.RevisionRef) (bool, error) {
+	ns := NamespaceName(rev.NamespaceID)
+	cm, found, err := getOwned(ctx, "configmap", ns, ConfigMapName(rev), revisionLabels(rev, RoleConfig), d.cs.CoreV1().ConfigMaps(ns).Get)
+	if err != nil || !found {
+		return false, err
+	}
+	var doc map[string]any
+	if json.Unmarshal([]byte(cm.Data[gateway.ConfigFileName]), &doc) != nil {
+		return false, nil
+	}
+	return compute.WantsSlack(doc), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -396,42 +397,103 @@ func TestKwokConformance(t *testing.T) {
 	})
 }
 
-// TestKwokQuotaForbidsPod: a Namespace whose quota forbids the Pod gives the
-// pending reason WORKLOAD_UNSCHEDULABLE (the ReplicaSet cannot create it),
-// and the Agent becomes ready once the quota lets it.
-func TestKwokQuotaForbidsPod(t *testing.T) {
+// TestKwokDriver: what the node lane shows of the driver beyond the
+// contract's suite.
+func TestKwokDriver(t *testing.T) {
 	c := kubetest.Start(t, kubetest.WithNodes(1))
 	startKubelet(t, c)
+	t.Run("QuotaForbidsPod", func(t *testing.T) { testQuotaForbidsPod(t, c) })
+	t.Run("DiagnoseSlack", func(t *testing.T) { testDiagnoseSlack(t, c) })
+}
+
+// awaitReadiness prepares spec until want holds (2 min at most) and
+// returns the last answer.
+func awaitReadiness(t *testing.T, d compute.Driver, spec compute.RevisionSpec, want func(compute.Readiness) bool) compute.Readiness {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		r, err := d.PrepareRevision(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want(r) || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func isReady(r compute.Readiness) bool { return r.Ready }
+
+// testQuotaForbidsPod: a Namespace whose quota forbids the Pod gives the
+// pending reason WORKLOAD_UNSCHEDULABLE (the ReplicaSet cannot create it),
+// and the Agent becomes ready once the quota lets it.
+func testQuotaForbidsPod(t *testing.T, c *kubetest.Cluster) {
 	d := open(t, c.Config(), func(o *kubernetes.Options) { o.QuotaPods = 1 })
-	ctx := context.Background()
 	first := newRevision()
 	ensure(t, d, first.NamespaceID)
-	await := func(spec compute.RevisionSpec, want func(compute.Readiness) bool) compute.Readiness {
-		t.Helper()
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			r, err := d.PrepareRevision(ctx, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want(r) || time.Now().After(deadline) {
-				return r
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
-	if r := await(specOf(first, 1), func(r compute.Readiness) bool { return r.Ready }); !r.Ready {
+	if r := awaitReadiness(t, d, specOf(first, 1), isReady); !r.Ready {
 		t.Fatalf("first Agent: %+v", r)
 	}
 	second := first
 	second.AgentID, second.RevisionID = occ.NewID(occ.PrefixAgent), occ.NewID(occ.PrefixRevision)
-	if r := await(specOf(second, 1), func(r compute.Readiness) bool { return r.PendingReason == occ.PendingWorkloadUnschedulable }); r.PendingReason != occ.PendingWorkloadUnschedulable {
+	unschedulable := func(r compute.Readiness) bool { return r.PendingReason == occ.PendingWorkloadUnschedulable }
+	if r := awaitReadiness(t, d, specOf(second, 1), unschedulable); !unschedulable(r) {
 		t.Fatalf("second Agent over the quota: %+v, want pending %s", r, occ.PendingWorkloadUnschedulable)
 	}
-	if err := d.StopAgent(ctx, first.AgentRef); err != nil {
+	if err := d.StopAgent(context.Background(), first.AgentRef); err != nil {
 		t.Fatal(err)
 	}
-	if r := await(specOf(second, 1), func(r compute.Readiness) bool { return r.Ready }); !r.Ready {
+	if r := awaitReadiness(t, d, specOf(second, 1), isReady); !r.Ready {
 		t.Fatalf("second Agent once the quota allows it: %+v", r)
+	}
+}
+
+// testDiagnoseSlack: with channels.slack the diagnosis carries the three
+// Slack checks from the gateway, and unknown ones once the Pod is gone.
+func testDiagnoseSlack(t *testing.T, c *kubetest.Cluster) {
+	d := open(t, c.Config())
+	ctx := context.Background()
+	rev := newRevision()
+	ensure(t, d, rev.NamespaceID)
+	spec := specOf(rev, 1)
+	spec.Document = map[string]any{"channels": map[string]any{"slack": map[string]any{
+		"enabled": true, "mode": "socket", "botToken": "${SLACK_BOT_TOKEN}", "appToken": "${SLACK_APP_TOKEN}"}}}
+	spec.Env = map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1", "FAKEGATEWAY_SLACK": "disconnected"}
+	pendingSlack := func(r compute.Readiness) bool { return r.PendingReason == occ.PendingGatewayUnavailable }
+	if r := awaitReadiness(t, d, spec, pendingSlack); !pendingSlack(r) {
+		t.Fatalf("gateway with Slack down: %+v, want pending %s", r, occ.PendingGatewayUnavailable)
+	}
+	verdicts := func() map[string]string {
+		dg, err := d.Diagnose(ctx, rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, c := range dg.Checks {
+			if c.Message == "" {
+				t.Errorf("check %+v without a message", c)
+			}
+			m[c.Component+"/"+c.Check] = c.Status + " " + c.Code
+		}
+		return m
+	}
+	want := map[string]string{"gateway/pod": "succeeded OK", "gateway/healthz": "succeeded OK", "gateway/startupz": "succeeded OK",
+		"gateway/readyz": "failed NOT_READY", "slack/configuration": "succeeded OK", "slack/authentication": "succeeded OK",
+		"slack/connectivity": "failed SLACK_DISCONNECTED"}
+	if got := verdicts(); !maps.Equal(got, want) {
+		t.Errorf("diagnosis\n got %v\nwant %v", got, want)
+	}
+	if err := d.StopAgent(ctx, rev.AgentRef); err != nil {
+		t.Fatal(err)
+	}
+	after := verdicts()
+	if len(after) != len(want) {
+		t.Errorf("after a stop: %v, want the same %d checks, unknown", after, len(want))
+	}
+	for k, v := range after {
+		if v != "unknown UNAVAILABLE" || (!strings.HasPrefix(k, "gateway/") && !strings.HasPrefix(k, "slack/")) {
+			t.Errorf("after a stop: %s %s, want unknown", k, v)
+		}
 	}
 }

@@ -19,10 +19,10 @@ const (
 	// ComponentSlack checks, present when the configuration has
 	// channels.slack: CheckConfiguration, CheckAuthentication,
 	// CheckConnectivity (derived from channels.status; no message is sent).
-	ComponentSlack      = "slack"
-	CheckConfiguration  = "configuration"
-	CheckAuthentication = "authentication"
-	CheckConnectivity   = "connectivity"
+	ComponentSlack      = compute.ComponentSlack
+	CheckConfiguration  = compute.CheckConfiguration
+	CheckAuthentication = compute.CheckAuthentication
+	CheckConnectivity   = compute.CheckConnectivity
 
 	// CodeOK goes with every succeeded check.
 	CodeOK = compute.CodeOK
@@ -38,9 +38,9 @@ const (
 	CodeNotReady   = compute.CodeNotReady
 	// CodeSlackNotConfigured, CodeSlackAuthFailed, CodeSlackDisconnected:
 	// the failed Slack checks.
-	CodeSlackNotConfigured = "SLACK_NOT_CONFIGURED"
-	CodeSlackAuthFailed    = "SLACK_AUTHENTICATION_FAILED"
-	CodeSlackDisconnected  = "SLACK_DISCONNECTED"
+	CodeSlackNotConfigured = compute.CodeSlackNotConfigured
+	CodeSlackAuthFailed    = compute.CodeSlackAuthFailed
+	CodeSlackDisconnected  = compute.CodeSlackDisconnected
 )
 
 // diagMessages are the fixed messages of each code (nothing the gateway
@@ -87,8 +87,7 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 		}
 		// openclaw.json is this revision's configuration.
 		if doc, err := readConfig(a.dir); err == nil {
-			ch, _ := doc["channels"].(map[string]any)
-			_, slack = ch["slack"]
+			slack = compute.WantsSlack(doc)
 		}
 		if !st.Running {
 			return nil
@@ -123,7 +122,7 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 	if !running {
 		out = append(out, unknown(ComponentGateway, CheckHealthz, CheckStartupz, CheckReadyz)...)
 		if slack {
-			out = append(out, unknown(ComponentSlack, CheckConfiguration, CheckAuthentication, CheckConnectivity)...)
+			out = append(out, compute.UnknownSlackChecks(check)...)
 		}
 		return out, nil
 	}
@@ -140,28 +139,5 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 		return out, nil
 	}
 
-	c, err := gateway.Dial(ctx, t.dialOptions())
-	if err != nil {
-		return append(out, unknown(ComponentSlack, CheckConfiguration, CheckAuthentication, CheckConnectivity)...), nil
-	}
-	defer c.Close()
-	cs, err := c.ChannelsStatus(ctx, gateway.ChannelsStatusOptions{Probe: true, Timeout: probeTimeout})
-	if err != nil {
-		return append(out, unknown(ComponentSlack, CheckConfiguration, CheckAuthentication, CheckConnectivity)...), nil
-	}
-	s := cs.Slack(h.Failing)
-	verdict := func(name, status, failCode string) compute.Check {
-		switch status {
-		case gateway.CheckSucceeded:
-			return check(ComponentSlack, name, status, CodeOK)
-		case gateway.CheckFailed:
-			return check(ComponentSlack, name, status, failCode)
-		default:
-			return check(ComponentSlack, name, gateway.CheckUnknown, CodeUnavailable)
-		}
-	}
-	return append(out,
-		verdict(CheckConfiguration, s.Configuration, CodeSlackNotConfigured),
-		verdict(CheckAuthentication, s.Authentication, CodeSlackAuthFailed),
-		verdict(CheckConnectivity, s.Connectivity, CodeSlackDisconnected)), nil
+	return append(out, compute.SlackChecks(ctx, t.dialOptions(), h.Failing, probeTimeout, check)...), nil
 }
