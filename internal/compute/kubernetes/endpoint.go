@@ -39,11 +39,31 @@ type forwardKey struct {
 // instance on the same API server: a reopened driver (or a second one in
 // the same occ) gives the same endpoint as the first, and one Pod gets one
 // forward. A forward ends when its Pod is replaced, when the Agent is
-// stopped or deleted, or when the last driver that used it is closed.
+// stopped or deleted, or when the last driver that used it is closed. The
+// map's lock is held only to find an Agent's slot; a slot's lock is held
+// while its forward is dialled, so Agents never wait for each other.
 var forwards = struct {
 	sync.Mutex
-	m map[forwardKey]*forward
-}{m: map[forwardKey]*forward{}}
+	m map[forwardKey]*forwardSlot
+}{m: map[forwardKey]*forwardSlot{}}
+
+// forwardSlot holds an Agent's forward, if any.
+type forwardSlot struct {
+	mu sync.Mutex
+	f  *forward
+}
+
+// slot returns the slot of key, making it the first time.
+func slot(k forwardKey) *forwardSlot {
+	forwards.Lock()
+	defer forwards.Unlock()
+	s := forwards.m[k]
+	if s == nil {
+		s = &forwardSlot{}
+		forwards.m[k] = s
+	}
+	return s
+}
 
 func (f *forward) close() {
 	select {
@@ -64,12 +84,12 @@ func (f *forward) alive() bool {
 
 // forget ends the Agent's port-forward.
 func (d *Driver) forget(a compute.AgentRef) {
-	forwards.Lock()
-	defer forwards.Unlock()
-	k := forwardKey{d.o.Config.Host, a}
-	if f := forwards.m[k]; f != nil {
-		f.close()
-		delete(forwards.m, k)
+	s := slot(forwardKey{d.o.Config.Host, a})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f != nil {
+		s.f.close()
+		s.f = nil
 	}
 }
 
@@ -77,13 +97,23 @@ func (d *Driver) forget(a compute.AgentRef) {
 // running.
 func (d *Driver) Close() error {
 	forwards.Lock()
-	defer forwards.Unlock()
-	for k, f := range forwards.m {
-		delete(f.users, d)
-		if k.host == d.o.Config.Host && len(f.users) == 0 {
-			f.close()
-			delete(forwards.m, k)
+	slots := make([]*forwardSlot, 0, len(forwards.m))
+	for k, s := range forwards.m {
+		if k.host == d.o.Config.Host {
+			slots = append(slots, s)
 		}
+	}
+	forwards.Unlock()
+	for _, s := range slots {
+		s.mu.Lock()
+		if f := s.f; f != nil {
+			delete(f.users, d)
+			if len(f.users) == 0 {
+				f.close()
+				s.f = nil
+			}
+		}
+		s.mu.Unlock()
 	}
 	return nil
 }
@@ -143,26 +173,37 @@ func (d *Driver) reach(ctx context.Context, a compute.AgentRef, pod *corev1.Pod)
 // gateway port, starting one (WebSocket, or SPDY where the API server has
 // no WebSocket port-forward) when none runs to this Pod.
 func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev1.Pod) (int, error) {
-	forwards.Lock()
-	defer forwards.Unlock()
-	k := forwardKey{d.o.Config.Host, a}
-	if f := forwards.m[k]; f != nil {
+	s := slot(forwardKey{d.o.Config.Host, a})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.f; f != nil {
 		if f.podUID == string(pod.UID) && f.alive() {
 			f.users[d] = true
 			return f.port, nil
 		}
 		f.close()
-		delete(forwards.m, k)
+		s.f = nil
 	}
+	f, err := d.dialForward(ctx, pod)
+	if err != nil {
+		return 0, err
+	}
+	s.f = f
+	return f.port, nil
+}
+
+// dialForward starts a port-forward to the Pod's gateway port on a free
+// loopback port.
+func (d *Driver) dialForward(ctx context.Context, pod *corev1.Pod) (*forward, error) {
 	url := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
 	rt, upgrader, err := spdy.RoundTripperFor(d.o.Config)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	spdyDialer := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, url)
 	wsDialer, err := portforward.NewSPDYOverWebsocketDialer(url, d.o.Config)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
@@ -171,7 +212,7 @@ func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev
 	ready := make(chan struct{})
 	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(d.o.GatewayPort)}, f.stop, ready, io.Discard, io.Discard)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -184,17 +225,16 @@ func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev
 		if err == nil {
 			err = errors.New("port-forward ended")
 		}
-		return 0, fmt.Errorf("port-forward to pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		return nil, fmt.Errorf("port-forward to pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	case <-ctx.Done():
 		f.close()
-		return 0, ctx.Err()
+		return nil, ctx.Err()
 	}
 	ports, err := pf.GetPorts()
 	if err != nil || len(ports) != 1 {
 		f.close()
-		return 0, fmt.Errorf("port-forward to pod %s/%s: no local port: %v", pod.Namespace, pod.Name, err)
+		return nil, fmt.Errorf("port-forward to pod %s/%s: no local port: %v", pod.Namespace, pod.Name, err)
 	}
 	f.port = int(ports[0].Local)
-	forwards.m[k] = f
-	return f.port, nil
+	return f, nil
 }
