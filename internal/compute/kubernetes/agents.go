@@ -92,31 +92,69 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 			_, err := applyOwned(ctx, core.Services(ns), "service", ns, GatewayName(a.AgentID), agentLabels(a, RoleGateway), d.serviceObject(a), false)
 			return err
 		},
-		func() error { return d.applyDeployment(ctx, spec) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return compute.Readiness{}, err
 		}
 	}
+	changed, err := d.applyDeployment(ctx, spec)
+	if err != nil {
+		return compute.Readiness{}, err
+	}
+	if changed {
+		if err := d.awaitPod(ctx, spec.RevisionRef); err != nil {
+			return compute.Readiness{}, err
+		}
+	}
 	return d.readiness(ctx, spec)
 }
 
+// awaitPod waits, within Options.PodStartWait, for the ReplicaSet to create
+// the revision's Pod (or to report that it cannot), so that a
+// PrepareRevision that started the gateway leaves a workload, as on every
+// driver.
+func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) error {
+	deadline := time.Now().Add(d.o.PodStartWait)
+	for time.Now().Before(deadline) {
+		pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
+		if err != nil {
+			return err
+		}
+		if live(pods) != nil {
+			return nil
+		}
+		if dep, err := d.deployment(ctx, rev.AgentRef); err != nil || (dep != nil && replicaFailure(dep)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // applyDeployment makes the gateway Deployment run spec with one replica,
-// keeping the active mark only when it is this revision's.
-func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec) error {
+// keeping the active mark only when it is this revision's; changed says
+// whether its spec changed (a Pod is to be made).
+func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec) (changed bool, err error) {
 	ns, name := NamespaceName(spec.NamespaceID), GatewayName(spec.AgentID)
 	deps := d.cs.AppsV1().Deployments(ns)
 	cur, found, err := getOwned(ctx, "deployment", ns, name, agentLabels(spec.AgentRef, RoleGateway), deps.Get)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ac := d.deploymentObject(spec, 1)
 	if found && cur.Annotations[AnnotationActiveRevision] == spec.RevisionID {
 		ac.WithAnnotations(map[string]string{AnnotationActiveRevision: spec.RevisionID})
 	}
-	_, err = deps.Apply(ctx, ac, applyOpts)
-	return classify("apply deployment "+name, err)
+	applied, err := deps.Apply(ctx, ac, applyOpts)
+	if err != nil {
+		return false, classify("apply deployment "+name, err)
+	}
+	return !found || applied.Generation != cur.Generation, nil
 }
 
 // transportToken returns the Agent's gateway token; with create, its

@@ -31,7 +31,9 @@ func options(cfg *rest.Config) kubernetes.Options {
 		EndpointAccess: kubernetes.EndpointPortForward, StateSize: "1Gi",
 		GatewayResources:  kubernetes.Resources{RequestsCPU: "100m", RequestsMemory: "256Mi", LimitsCPU: "1", LimitsMemory: "1Gi"},
 		ContainerDefaults: kubernetes.Resources{RequestsCPU: "50m", RequestsMemory: "64Mi", LimitsCPU: "1", LimitsMemory: "512Mi"},
-		QuotaPods:         4, QuotaCPU: "8", QuotaMemory: "8Gi"}
+		QuotaPods:         4, QuotaCPU: "8", QuotaMemory: "8Gi",
+		// The API lane has no kube-controller-manager: no Pod ever comes.
+		PodStartWait: -1}
 }
 
 func open(t *testing.T, cfg *rest.Config, edit ...func(*kubernetes.Options)) *kubernetes.Driver {

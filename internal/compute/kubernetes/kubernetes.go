@@ -56,7 +56,9 @@ const (
 	DefaultTerminationTimeout = 120 * time.Second
 	// DefaultModelProbeTimeout bounds the startup model probe.
 	DefaultModelProbeTimeout = 60 * time.Second
-	terminationPoll          = 250 * time.Millisecond
+	// DefaultPodStartWait bounds the wait for a new revision's Pod.
+	DefaultPodStartWait = 10 * time.Second
+	terminationPoll     = 250 * time.Millisecond
 )
 
 // ClientQPS and ClientBurst bound the driver's request rate on the client
@@ -112,7 +114,12 @@ type Options struct {
 	// ModelProbeTimeout bounds the startup model probe; 0 is
 	// DefaultModelProbeTimeout.
 	ModelProbeTimeout time.Duration
-	Logger            *slog.Logger
+	// PodStartWait bounds how long a PrepareRevision that changed the
+	// Deployment waits for its ReplicaSet to create the Pod; 0 is
+	// DefaultPodStartWait, negative does not wait (a cluster without
+	// kube-controller-manager, as in the API lane's tests).
+	PodStartWait time.Duration
+	Logger       *slog.Logger
 }
 
 // Driver is the Kubernetes Compute Driver.
@@ -162,6 +169,9 @@ func New(o Options) (*Driver, error) {
 	}
 	if o.ModelProbeTimeout <= 0 {
 		o.ModelProbeTimeout = DefaultModelProbeTimeout
+	}
+	if o.PodStartWait == 0 {
+		o.PodStartWait = DefaultPodStartWait
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

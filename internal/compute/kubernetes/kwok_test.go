@@ -382,7 +382,9 @@ func TestKwokConformance(t *testing.T) {
 	c := kubetest.Start(t, kubetest.WithNodes(2))
 	k := startKubelet(t, c)
 	cs := clientset(t, c.Config())
-	opts := func(o *kubernetes.Options) { o.QuotaPods = 20; o.TerminationTimeout = 60 * time.Second }
+	opts := func(o *kubernetes.Options) {
+		o.QuotaPods, o.TerminationTimeout, o.PodStartWait = 20, 60*time.Second, kubernetes.DefaultPodStartWait
+	}
 	computetest.Run(t, func(t *testing.T) computetest.Harness {
 		return computetest.Harness{
 			Driver:   open(t, c.Config(), opts),
@@ -429,7 +431,7 @@ func isReady(r compute.Readiness) bool { return r.Ready }
 // pending reason WORKLOAD_UNSCHEDULABLE (the ReplicaSet cannot create it),
 // and the Agent becomes ready once the quota lets it.
 func testQuotaForbidsPod(t *testing.T, c *kubetest.Cluster) {
-	d := open(t, c.Config(), func(o *kubernetes.Options) { o.QuotaPods = 1 })
+	d := open(t, c.Config(), func(o *kubernetes.Options) { o.QuotaPods, o.PodStartWait = 1, kubernetes.DefaultPodStartWait })
 	first := newRevision()
 	ensure(t, d, first.NamespaceID)
 	if r := awaitReadiness(t, d, specOf(first, 1), isReady); !r.Ready {
@@ -452,7 +454,7 @@ func testQuotaForbidsPod(t *testing.T, c *kubetest.Cluster) {
 // testDiagnoseSlack: with channels.slack the diagnosis carries the three
 // Slack checks from the gateway, and unknown ones once the Pod is gone.
 func testDiagnoseSlack(t *testing.T, c *kubetest.Cluster) {
-	d := open(t, c.Config())
+	d := open(t, c.Config(), func(o *kubernetes.Options) { o.PodStartWait = kubernetes.DefaultPodStartWait })
 	ctx := context.Background()
 	rev := newRevision()
 	ensure(t, d, rev.NamespaceID)
