@@ -113,3 +113,17 @@ func SlackChecks(ctx context.Context, dial gateway.Options, readyFailing []strin
 		verdict(CheckConnectivity, s.Connectivity, CodeSlackDisconnected),
 	}
 }
+
+// CheckMessage is the fixed message of a code shared by the drivers (nothing
+// the gateway said is passed on), or "" for a code of a driver's own.
+func CheckMessage(code string) string { return checkMessages[code] }
+
+var checkMessages = map[string]string{
+	CodeOK:                 "The check succeeded.",
+	CodeNotLive:            "The gateway does not report itself live.",
+	CodeNotStarted:         "The gateway is still starting.",
+	CodeNotReady:           "The gateway reports a failing component.",
+	CodeSlackNotConfigured: "Slack is not configured on the gateway.",
+	CodeSlackAuthFailed:    "Slack rejected the configured tokens.",
+	CodeSlackDisconnected:  "The Slack connection is down.",
+}

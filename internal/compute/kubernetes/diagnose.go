@@ -27,24 +27,22 @@ const (
 	CodePodFailed = "POD_FAILED"
 )
 
+// diagMessages are the fixed messages of the driver's own codes
+// (compute.CheckMessage has the shared ones).
 var diagMessages = map[string]string{
-	CodeOK:                 "The check succeeded.",
-	CodeUnavailable:        "The gateway Pod of this revision is missing or did not answer.",
-	CodePodFailed:          "The gateway container of this revision exited or its image cannot be pulled.",
-	compute.CodeNotLive:    "The gateway does not report itself live.",
-	compute.CodeNotStarted: "The gateway is still starting.",
-	compute.CodeNotReady:   "The gateway reports a failing component.",
-
-	compute.CodeSlackNotConfigured: "Slack is not configured on the gateway.",
-	compute.CodeSlackAuthFailed:    "Slack rejected the configured tokens.",
-	compute.CodeSlackDisconnected:  "The Slack connection is down.",
+	CodeUnavailable: "The gateway Pod of this revision is missing or did not answer.",
+	CodePodFailed:   "The gateway container of this revision exited or its image cannot be pulled.",
 }
 
 // diagnoseTimeout bounds Diagnose.
 const diagnoseTimeout = 10 * time.Second
 
 func check(component, name, status, code string) compute.Check {
-	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: diagMessages[code]}
+	msg, ok := diagMessages[code]
+	if !ok {
+		msg = compute.CheckMessage(code)
+	}
+	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: msg}
 }
 
 // Diagnose checks the revision's gateway afresh: its Pod, then /healthz,

@@ -43,22 +43,20 @@ const (
 	CodeSlackDisconnected  = compute.CodeSlackDisconnected
 )
 
-// diagMessages are the fixed messages of each code (nothing the gateway
-// said is passed on).
+// diagMessages are the fixed messages of the local driver's own codes
+// (compute.CheckMessage has the shared ones; nothing the gateway said is
+// passed on).
 var diagMessages = map[string]string{
-	CodeOK:                 "The check succeeded.",
-	CodeUnavailable:        "The gateway of this revision is not running or did not answer.",
-	CodeProcessExited:      "The gateway process of this revision should run and does not.",
-	CodeNotLive:            "The gateway does not report itself live.",
-	CodeNotStarted:         "The gateway is still starting.",
-	CodeNotReady:           "The gateway reports a failing component.",
-	CodeSlackNotConfigured: "Slack is not configured on the gateway.",
-	CodeSlackAuthFailed:    "Slack rejected the configured tokens.",
-	CodeSlackDisconnected:  "The Slack connection is down.",
+	CodeUnavailable:   "The gateway of this revision is not running or did not answer.",
+	CodeProcessExited: "The gateway process of this revision should run and does not.",
 }
 
 func check(component, name, status, code string) compute.Check {
-	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: diagMessages[code]}
+	msg, ok := diagMessages[code]
+	if !ok {
+		msg = compute.CheckMessage(code)
+	}
+	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: msg}
 }
 
 // Diagnose checks the revision's gateway afresh: the process, /healthz,
