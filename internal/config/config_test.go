@@ -1031,3 +1031,40 @@ func kube(f func(k *KubernetesCompute), more ...func(c *Config)) func(c *Config)
 		}
 	}
 }
+
+// TestKubernetesFile: compute.kubernetes from the file, the environment
+// over it, and an unknown key under it refused by name.
+func TestKubernetesFile(t *testing.T) {
+	t.Parallel()
+	body := `compute:
+  driver: kubernetes
+  kubernetes:
+    kubeconfig: /etc/occ/kubeconfig
+    context: prod
+    endpointAccess: service
+    gatewayClients:
+      namespace: occ-system
+      podLabels: [app.kubernetes.io/name=occ, tier=api]
+    images:
+      gateway: registry.example/openclaw@sha256:` + strings.Repeat("0f", 32) + `
+      requireImmutableDigest: true
+    resources:
+      gateway: {limitsMemory: 4Gi}
+      quotaPods: 50
+`
+	c, err := Load(Source{File: writeFile(t, body), Env: []string{"OCC_COMPUTE_KUBERNETES_GATEWAY_STORAGE_CLASS_NAME=fast-ssd"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Compute.Kubernetes
+	if k.Kubeconfig != "/etc/occ/kubeconfig" || k.Context != "prod" || k.EndpointAccess != "service" || !k.Images.RequireImmutableDigest ||
+		k.Resources.Gateway.LimitsMemory != "4Gi" || k.Resources.Gateway.RequestsMemory != "1792Mi" || k.Resources.QuotaPods != 50 ||
+		k.GatewayStorageClassName != "fast-ssd" || k.GatewayPort != 8080 {
+		t.Errorf("compute.kubernetes = %+v", k)
+	}
+	if got := k.GatewayClients.PodLabelMap(); len(got) != 2 || got["app.kubernetes.io/name"] != "occ" || got["tier"] != "api" {
+		t.Errorf("pod labels %v", got)
+	}
+	_, err = Load(Source{File: writeFile(t, "compute:\n  kubernetes:\n    namespace: occ\n")})
+	wantProblem(t, err, "compute.kubernetes.namespace", "unknown")
+}
