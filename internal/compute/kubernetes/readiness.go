@@ -68,7 +68,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	}
 	ep, err := d.reach(ctx, spec.AgentRef, pod)
 	if err != nil {
-		d.o.Logger.Warn("gateway endpoint not reachable yet", "agent", spec.AgentID, "error", err)
+		d.o.Logger.Debug("gateway endpoint not reachable yet", "agent", spec.AgentID, "error", err)
 		return starting, nil
 	}
 	return d.probe(ctx, spec, ep, string(pod.UID))
