@@ -126,6 +126,90 @@ type Compute struct {
 	GatewayCommand string `yaml:"gatewayCommand"`
 	// Local tunes the local driver.
 	Local LocalCompute `yaml:"local"`
+	// Kubernetes configures the kubernetes driver.
+	Kubernetes KubernetesCompute `yaml:"kubernetes"`
+}
+
+// KubernetesCompute configures the kubernetes compute driver: how occ
+// reaches the API server (exactly one of Kubeconfig with Context, or
+// InCluster; there is no ambient fallback), the gateway image, the
+// resources of every tenant namespace and gateway, and how occ reaches the
+// gateways. Validated when compute.driver is kubernetes.
+type KubernetesCompute struct {
+	// Kubeconfig is the path of a kubeconfig file (out of cluster); Context
+	// names the context in it to use. Both or neither.
+	Kubeconfig string `yaml:"kubeconfig"`
+	Context    string `yaml:"context"`
+	// InCluster uses the Pod's service account (occ runs in the cluster).
+	InCluster bool `yaml:"inCluster"`
+	// RequestTimeout bounds every API request. Default 10s; 1s..2m.
+	RequestTimeout Duration `yaml:"requestTimeout"`
+	// EndpointAccess is how occ reaches an Agent's gateway: "portForward"
+	// (through the API server, a port-forward to the gateway Pod; occ may run
+	// anywhere) or "service" (the gateway Service's cluster DNS name; occ
+	// runs in the cluster). Default "portForward".
+	EndpointAccess string `yaml:"endpointAccess"`
+	// GatewayPort is the port the gateway listens on in its Pod and its
+	// Service exposes. Default 8080; 1024..65535.
+	GatewayPort int `yaml:"gatewayPort"`
+	// Images are the container images the driver runs.
+	Images KubernetesImages `yaml:"images"`
+	// GatewayStorageClassName is the StorageClass of each Agent's gateway
+	// state volume ("" = the cluster's default class); it must support
+	// SQLite locking (no NFS/SMB).
+	GatewayStorageClassName string `yaml:"gatewayStorageClassName"`
+	// GatewayStateSize is the size of that volume. Default "10Gi".
+	GatewayStateSize string `yaml:"gatewayStateSize"`
+	// Resources are the gateway's requests and limits, and each tenant
+	// namespace's quota and container defaults.
+	Resources KubernetesResources `yaml:"resources"`
+	// GatewayClients is where occ's gateway clients run, the only source the
+	// gateway-ingress NetworkPolicy admits (required with endpointAccess
+	// service; a port-forward does not pass through the Pod network).
+	GatewayClients KubernetesPeer `yaml:"gatewayClients"`
+}
+
+// KubernetesImages are the images of the kubernetes driver.
+type KubernetesImages struct {
+	// Gateway is the OpenClaw gateway image reference. Required.
+	Gateway string `yaml:"gateway"`
+	// RequireImmutableDigest refuses an image not pinned by a lowercase
+	// @sha256: digest. Default false.
+	RequireImmutableDigest bool `yaml:"requireImmutableDigest"`
+}
+
+// KubernetesResources are the resource settings of the kubernetes driver,
+// each a Kubernetes quantity ("500m", "2Gi").
+type KubernetesResources struct {
+	// Gateway is the gateway container's requests and limits.
+	// Default requests 100m/1792Mi, limits 4/3Gi.
+	Gateway KubernetesResourceSpec `yaml:"gateway"`
+	// ContainerDefaults are the LimitRange defaults of each tenant
+	// namespace. Default requests 100m/128Mi, limits 4/2Gi.
+	ContainerDefaults KubernetesResourceSpec `yaml:"containerDefaults"`
+	// QuotaPods is the ResourceQuota's pod count of each tenant namespace.
+	// Default 10; 1..10000.
+	QuotaPods int `yaml:"quotaPods"`
+	// QuotaCPU and QuotaMemory are its limits.cpu and limits.memory.
+	// Default "40" and "64Gi".
+	QuotaCPU    string `yaml:"quotaCPU"`
+	QuotaMemory string `yaml:"quotaMemory"`
+}
+
+// KubernetesResourceSpec is one container's requests and limits.
+type KubernetesResourceSpec struct {
+	RequestsCPU    string `yaml:"requestsCPU"`
+	RequestsMemory string `yaml:"requestsMemory"`
+	LimitsCPU      string `yaml:"limitsCPU"`
+	LimitsMemory   string `yaml:"limitsMemory"`
+}
+
+// KubernetesPeer names Pods of the cluster: those in Namespace (by name)
+// whose labels match PodLabels (key=value items; empty: every Pod of the
+// namespace).
+type KubernetesPeer struct {
+	Namespace string `yaml:"namespace"`
+	PodLabels List   `yaml:"podLabels"`
 }
 
 // LocalCompute tunes the local compute driver.
@@ -468,7 +552,18 @@ func defaults() *Config {
 		DataDir: defaultDataDir,
 		Listen:  defaultListen,
 		Role:    defaultRole,
-		Compute: Compute{Driver: defaultComputeDriver, Local: LocalCompute{UIDRange: defaultGatewayUIDs}},
+		Compute: Compute{Driver: defaultComputeDriver, Local: LocalCompute{UIDRange: defaultGatewayUIDs},
+			Kubernetes: KubernetesCompute{
+				RequestTimeout:   Duration(10 * time.Second),
+				EndpointAccess:   "portForward",
+				GatewayPort:      8080,
+				GatewayStateSize: "10Gi",
+				Resources: KubernetesResources{
+					Gateway:           KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "1792Mi", LimitsCPU: "4", LimitsMemory: "3Gi"},
+					ContainerDefaults: KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "128Mi", LimitsCPU: "4", LimitsMemory: "2Gi"},
+					QuotaPods:         10, QuotaCPU: "40", QuotaMemory: "64Gi",
+				},
+			}},
 		Limits: Limits{
 			DefaultBodyBytes:       64 << 10,
 			AgentCreateBodyBytes:   448 << 10,

@@ -70,8 +70,13 @@ func TestDefaults(t *testing.T) {
 		DatabaseURL:  "sqlite://./occ-data/occ.db",
 		Role:         "all",
 		RuntimeDir:   "./occ-data/runtime",
-		Compute:      Compute{Driver: "local", Local: LocalCompute{UIDRange: "2000000000-2000099999"}},
-		Secrets:      Secrets{KeysetFile: "./occ-data/secrets.keyset"},
+		Compute: Compute{Driver: "local", Local: LocalCompute{UIDRange: "2000000000-2000099999"},
+			Kubernetes: KubernetesCompute{RequestTimeout: Duration(10 * time.Second), EndpointAccess: "portForward",
+				GatewayPort: 8080, GatewayStateSize: "10Gi", Resources: KubernetesResources{
+					Gateway:           KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "1792Mi", LimitsCPU: "4", LimitsMemory: "3Gi"},
+					ContainerDefaults: KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "128Mi", LimitsCPU: "4", LimitsMemory: "2Gi"},
+					QuotaPods:         10, QuotaCPU: "40", QuotaMemory: "64Gi"}}},
+		Secrets: Secrets{KeysetFile: "./occ-data/secrets.keyset"},
 		Limits: Limits{DefaultBodyBytes: 65536, AgentCreateBodyBytes: 458752, WorkspaceFileBodyBytes: 49152,
 			MaxConnections: 1024, MaxInFlight: 256, RequestsPerSecondPerPrincipal: 20, BurstPerPrincipal: 100,
 			RequestsPerSecondPerClient: 100, BurstPerClient: 400},
@@ -179,9 +184,10 @@ runtime:
 			},
 		},
 		{
-			name:  "flags over env",
-			env:   []string{"OCC_DATA_DIR=/env", "OCC_COMPUTE_DRIVER=docker", "OCC_ROLE=worker"},
-			flags: map[string]string{"dataDir": "/flag", "compute.driver": "kubernetes", "listen": "127.0.0.1:2002"},
+			name: "flags over env",
+			env:  []string{"OCC_DATA_DIR=/env", "OCC_COMPUTE_DRIVER=docker", "OCC_ROLE=worker"},
+			flags: map[string]string{"dataDir": "/flag", "compute.driver": "kubernetes", "listen": "127.0.0.1:2002",
+				"compute.kubernetes.inCluster": "true", "compute.kubernetes.images.gateway": "registry.example/openclaw:1"},
 			check: func(t *testing.T, c *Config) {
 				if c.DataDir != "/flag" || c.Compute.Driver != "kubernetes" || c.Listen != "127.0.0.1:2002" || c.Role != "worker" {
 					t.Errorf("flags not applied: %+v", c)
@@ -419,59 +425,82 @@ func TestFlagProblems(t *testing.T) {
 func TestEnvNames(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"dataDir":                              "OCC_DATA_DIR",
-		"listen":                               "OCC_LISTEN",
-		"databaseURL":                          "OCC_DATABASE_URL",
-		"publicOrigin":                         "OCC_PUBLIC_ORIGIN",
-		"runtimeDir":                           "OCC_RUNTIME_DIR",
-		"compute.driver":                       "OCC_COMPUTE_DRIVER",
-		"worker.maxAttempts":                   "OCC_WORKER_MAX_ATTEMPTS",
-		"nativeAdminUI.enabled":                "OCC_NATIVE_ADMIN_UI_ENABLED",
-		"nativeAdminUI.cookieDomain":           "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN",
-		"auth.signInFailuresPerAccount":        "OCC_AUTH_SIGN_IN_FAILURES_PER_ACCOUNT",
-		"runtime.openclawVersion":              "OCC_RUNTIME_OPENCLAW_VERSION",
-		"limits.workspaceFileBodyBytes":        "OCC_LIMITS_WORKSPACE_FILE_BODY_BYTES",
-		"secrets.keysetFile":                   "OCC_SECRETS_KEYSET_FILE",
-		"metrics.listen":                       "OCC_METRICS_LISTEN",
-		"worker.convergenceTimeout":            "OCC_WORKER_CONVERGENCE_TIMEOUT",
-		"logging.accessLog":                    "OCC_LOGGING_ACCESS_LOG",
-		"logging.format":                       "OCC_LOGGING_FORMAT",
-		"auth.sessionLifetime":                 "OCC_AUTH_SESSION_LIFETIME",
-		"limits.agentCreateBodyBytes":          "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
-		"nativeAdminUI.domain":                 "OCC_NATIVE_ADMIN_UI_DOMAIN",
-		"nativeAdminUI.recheckInterval":        "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
-		"auth.signInFailuresPerClient":         "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
-		"auth.signInConcurrency":               "OCC_AUTH_SIGN_IN_CONCURRENCY",
-		"runtime.nodeVersion":                  "OCC_RUNTIME_NODE_VERSION",
-		"limits.defaultBodyBytes":              "OCC_LIMITS_DEFAULT_BODY_BYTES",
-		"worker.pollInterval":                  "OCC_WORKER_POLL_INTERVAL",
-		"worker.concurrency":                   "OCC_WORKER_CONCURRENCY",
-		"compute.gatewayCommand":               "OCC_COMPUTE_GATEWAY_COMMAND",
-		"worker.jobTimeout":                    "OCC_WORKER_JOB_TIMEOUT",
-		"worker.rescueAfter":                   "OCC_WORKER_RESCUE_AFTER",
-		"logging.level":                        "OCC_LOGGING_LEVEL",
-		"role":                                 "OCC_ROLE",
-		"credentialGateway.url":                "OCC_CREDENTIAL_GATEWAY_URL",
-		"limits.maxConnections":                "OCC_LIMITS_MAX_CONNECTIONS",
-		"limits.maxInFlight":                   "OCC_LIMITS_MAX_IN_FLIGHT",
-		"limits.requestsPerSecondPerPrincipal": "OCC_LIMITS_REQUESTS_PER_SECOND_PER_PRINCIPAL",
-		"limits.burstPerPrincipal":             "OCC_LIMITS_BURST_PER_PRINCIPAL",
-		"limits.requestsPerSecondPerClient":    "OCC_LIMITS_REQUESTS_PER_SECOND_PER_CLIENT",
-		"limits.burstPerClient":                "OCC_LIMITS_BURST_PER_CLIENT",
-		"http.readHeaderTimeout":               "OCC_HTTP_READ_HEADER_TIMEOUT",
-		"http.readTimeout":                     "OCC_HTTP_READ_TIMEOUT",
-		"http.writeTimeout":                    "OCC_HTTP_WRITE_TIMEOUT",
-		"http.idleTimeout":                     "OCC_HTTP_IDLE_TIMEOUT",
-		"http.maxHeaderBytes":                  "OCC_HTTP_MAX_HEADER_BYTES",
-		"http.trustedProxies":                  "OCC_HTTP_TRUSTED_PROXIES",
-		"audit.retention":                      "OCC_AUDIT_RETENTION",
-		"audit.exportDir":                      "OCC_AUDIT_EXPORT_DIR",
-		"streams.maxPerPrincipal":              "OCC_STREAMS_MAX_PER_PRINCIPAL",
-		"streams.recheckInterval":              "OCC_STREAMS_RECHECK_INTERVAL",
-		"streams.pollInterval":                 "OCC_STREAMS_POLL_INTERVAL",
-		"compute.local.uidRange":               "OCC_COMPUTE_LOCAL_UID_RANGE",
-		"anHTTPServer.x2Value":                 "OCC_AN_HTTP_SERVER_X2_VALUE",
-		"nativeAdminUI.cookieDomain.more":      "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
+		"dataDir":                                          "OCC_DATA_DIR",
+		"listen":                                           "OCC_LISTEN",
+		"databaseURL":                                      "OCC_DATABASE_URL",
+		"publicOrigin":                                     "OCC_PUBLIC_ORIGIN",
+		"runtimeDir":                                       "OCC_RUNTIME_DIR",
+		"compute.driver":                                   "OCC_COMPUTE_DRIVER",
+		"worker.maxAttempts":                               "OCC_WORKER_MAX_ATTEMPTS",
+		"nativeAdminUI.enabled":                            "OCC_NATIVE_ADMIN_UI_ENABLED",
+		"nativeAdminUI.cookieDomain":                       "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN",
+		"auth.signInFailuresPerAccount":                    "OCC_AUTH_SIGN_IN_FAILURES_PER_ACCOUNT",
+		"runtime.openclawVersion":                          "OCC_RUNTIME_OPENCLAW_VERSION",
+		"limits.workspaceFileBodyBytes":                    "OCC_LIMITS_WORKSPACE_FILE_BODY_BYTES",
+		"secrets.keysetFile":                               "OCC_SECRETS_KEYSET_FILE",
+		"metrics.listen":                                   "OCC_METRICS_LISTEN",
+		"worker.convergenceTimeout":                        "OCC_WORKER_CONVERGENCE_TIMEOUT",
+		"logging.accessLog":                                "OCC_LOGGING_ACCESS_LOG",
+		"logging.format":                                   "OCC_LOGGING_FORMAT",
+		"auth.sessionLifetime":                             "OCC_AUTH_SESSION_LIFETIME",
+		"limits.agentCreateBodyBytes":                      "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
+		"nativeAdminUI.domain":                             "OCC_NATIVE_ADMIN_UI_DOMAIN",
+		"nativeAdminUI.recheckInterval":                    "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
+		"auth.signInFailuresPerClient":                     "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
+		"auth.signInConcurrency":                           "OCC_AUTH_SIGN_IN_CONCURRENCY",
+		"runtime.nodeVersion":                              "OCC_RUNTIME_NODE_VERSION",
+		"limits.defaultBodyBytes":                          "OCC_LIMITS_DEFAULT_BODY_BYTES",
+		"worker.pollInterval":                              "OCC_WORKER_POLL_INTERVAL",
+		"worker.concurrency":                               "OCC_WORKER_CONCURRENCY",
+		"compute.gatewayCommand":                           "OCC_COMPUTE_GATEWAY_COMMAND",
+		"worker.jobTimeout":                                "OCC_WORKER_JOB_TIMEOUT",
+		"worker.rescueAfter":                               "OCC_WORKER_RESCUE_AFTER",
+		"logging.level":                                    "OCC_LOGGING_LEVEL",
+		"role":                                             "OCC_ROLE",
+		"credentialGateway.url":                            "OCC_CREDENTIAL_GATEWAY_URL",
+		"limits.maxConnections":                            "OCC_LIMITS_MAX_CONNECTIONS",
+		"limits.maxInFlight":                               "OCC_LIMITS_MAX_IN_FLIGHT",
+		"limits.requestsPerSecondPerPrincipal":             "OCC_LIMITS_REQUESTS_PER_SECOND_PER_PRINCIPAL",
+		"limits.burstPerPrincipal":                         "OCC_LIMITS_BURST_PER_PRINCIPAL",
+		"limits.requestsPerSecondPerClient":                "OCC_LIMITS_REQUESTS_PER_SECOND_PER_CLIENT",
+		"limits.burstPerClient":                            "OCC_LIMITS_BURST_PER_CLIENT",
+		"http.readHeaderTimeout":                           "OCC_HTTP_READ_HEADER_TIMEOUT",
+		"http.readTimeout":                                 "OCC_HTTP_READ_TIMEOUT",
+		"http.writeTimeout":                                "OCC_HTTP_WRITE_TIMEOUT",
+		"http.idleTimeout":                                 "OCC_HTTP_IDLE_TIMEOUT",
+		"http.maxHeaderBytes":                              "OCC_HTTP_MAX_HEADER_BYTES",
+		"http.trustedProxies":                              "OCC_HTTP_TRUSTED_PROXIES",
+		"audit.retention":                                  "OCC_AUDIT_RETENTION",
+		"audit.exportDir":                                  "OCC_AUDIT_EXPORT_DIR",
+		"streams.maxPerPrincipal":                          "OCC_STREAMS_MAX_PER_PRINCIPAL",
+		"streams.recheckInterval":                          "OCC_STREAMS_RECHECK_INTERVAL",
+		"streams.pollInterval":                             "OCC_STREAMS_POLL_INTERVAL",
+		"compute.local.uidRange":                           "OCC_COMPUTE_LOCAL_UID_RANGE",
+		"compute.kubernetes.context":                       "OCC_COMPUTE_KUBERNETES_CONTEXT",
+		"compute.kubernetes.endpointAccess":                "OCC_COMPUTE_KUBERNETES_ENDPOINT_ACCESS",
+		"compute.kubernetes.gatewayClients.namespace":      "OCC_COMPUTE_KUBERNETES_GATEWAY_CLIENTS_NAMESPACE",
+		"compute.kubernetes.gatewayClients.podLabels":      "OCC_COMPUTE_KUBERNETES_GATEWAY_CLIENTS_POD_LABELS",
+		"compute.kubernetes.gatewayPort":                   "OCC_COMPUTE_KUBERNETES_GATEWAY_PORT",
+		"compute.kubernetes.gatewayStateSize":              "OCC_COMPUTE_KUBERNETES_GATEWAY_STATE_SIZE",
+		"compute.kubernetes.gatewayStorageClassName":       "OCC_COMPUTE_KUBERNETES_GATEWAY_STORAGE_CLASS_NAME",
+		"compute.kubernetes.images.gateway":                "OCC_COMPUTE_KUBERNETES_IMAGES_GATEWAY",
+		"compute.kubernetes.images.requireImmutableDigest": "OCC_COMPUTE_KUBERNETES_IMAGES_REQUIRE_IMMUTABLE_DIGEST",
+		"compute.kubernetes.inCluster":                     "OCC_COMPUTE_KUBERNETES_IN_CLUSTER",
+		"compute.kubernetes.kubeconfig":                    "OCC_COMPUTE_KUBERNETES_KUBECONFIG",
+		"compute.kubernetes.requestTimeout":                "OCC_COMPUTE_KUBERNETES_REQUEST_TIMEOUT",
+		"compute.kubernetes.resources.containerDefaults.limitsCPU":      "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_LIMITS_CPU",
+		"compute.kubernetes.resources.containerDefaults.limitsMemory":   "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_LIMITS_MEMORY",
+		"compute.kubernetes.resources.containerDefaults.requestsCPU":    "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_REQUESTS_CPU",
+		"compute.kubernetes.resources.containerDefaults.requestsMemory": "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_REQUESTS_MEMORY",
+		"compute.kubernetes.resources.gateway.limitsCPU":                "OCC_COMPUTE_KUBERNETES_RESOURCES_GATEWAY_LIMITS_CPU",
+		"compute.kubernetes.resources.gateway.limitsMemory":             "OCC_COMPUTE_KUBERNETES_RESOURCES_GATEWAY_LIMITS_MEMORY",
+		"compute.kubernetes.resources.gateway.requestsCPU":              "OCC_COMPUTE_KUBERNETES_RESOURCES_GATEWAY_REQUESTS_CPU",
+		"compute.kubernetes.resources.gateway.requestsMemory":           "OCC_COMPUTE_KUBERNETES_RESOURCES_GATEWAY_REQUESTS_MEMORY",
+		"compute.kubernetes.resources.quotaCPU":                         "OCC_COMPUTE_KUBERNETES_RESOURCES_QUOTA_CPU",
+		"compute.kubernetes.resources.quotaMemory":                      "OCC_COMPUTE_KUBERNETES_RESOURCES_QUOTA_MEMORY",
+		"compute.kubernetes.resources.quotaPods":                        "OCC_COMPUTE_KUBERNETES_RESOURCES_QUOTA_PODS",
+		"anHTTPServer.x2Value":                                          "OCC_AN_HTTP_SERVER_X2_VALUE",
+		"nativeAdminUI.cookieDomain.more":                               "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN_MORE",
 	}
 	for key, want := range tests {
 		if got := EnvName(key); got != want {
@@ -509,8 +538,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 51 {
-		t.Errorf("len(Keys()) = %d, want 51: %v", len(keys), keys)
+	if len(keys) != 74 {
+		t.Errorf("len(Keys()) = %d, want 74: %v", len(keys), keys)
 	}
 }
 
@@ -623,7 +652,39 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"role api", func(c *Config) { c.Role = "api" }, "", ""},
 		{"role worker", func(c *Config) { c.Role = "worker" }, "", ""},
 		{"role bad", func(c *Config) { c.Role = "All" }, "role", "not one of all, api, worker"},
-		{"driver kubernetes", func(c *Config) { c.Compute.Driver = "kubernetes" }, "", ""},
+		{"driver kubernetes", func(c *Config) { c.Compute.Driver = "kubernetes" }, "compute.kubernetes.kubeconfig", "occ never falls back to an ambient kubeconfig"},
+		{"kubernetes in cluster", kube(func(k *KubernetesCompute) {}), "", ""},
+		{"kubernetes kubeconfig", kube(func(k *KubernetesCompute) {
+			k.InCluster, k.Kubeconfig, k.Context = false, "/etc/occ/kubeconfig", "prod"
+		}), "", ""},
+		{"kubernetes kubeconfig without context", kube(func(k *KubernetesCompute) { k.InCluster, k.Kubeconfig = false, "/etc/occ/kubeconfig" }), "compute.kubernetes.context", "required with compute.kubernetes.kubeconfig"},
+		{"kubernetes both", kube(func(k *KubernetesCompute) { k.Kubeconfig, k.Context = "/k", "c" }), "compute.kubernetes.inCluster", "not both"},
+		{"kubernetes no image", kube(func(k *KubernetesCompute) { k.Images.Gateway = "" }), "compute.kubernetes.images.gateway", "required"},
+		{"kubernetes tag with digest required", kube(func(k *KubernetesCompute) { k.Images.RequireImmutableDigest = true }), "compute.kubernetes.images.gateway", "not pinned by a lowercase @sha256: digest"},
+		{"kubernetes digest required", kube(func(k *KubernetesCompute) {
+			k.Images.RequireImmutableDigest, k.Images.Gateway = true, "registry.example/openclaw@sha256:"+strings.Repeat("ab", 32)
+		}), "", ""},
+		{"kubernetes upper digest", kube(func(k *KubernetesCompute) {
+			k.Images.RequireImmutableDigest, k.Images.Gateway = true, "registry.example/openclaw@sha256:"+strings.Repeat("AB", 32)
+		}), "compute.kubernetes.images.gateway", "not pinned"},
+		{"kubernetes endpoint access", kube(func(k *KubernetesCompute) { k.EndpointAccess = "proxy" }), "compute.kubernetes.endpointAccess", `"proxy" is not one of portForward, service`},
+		{"kubernetes service without clients", kube(func(k *KubernetesCompute) { k.EndpointAccess = "service" }), "compute.kubernetes.gatewayClients.namespace", "required with endpointAccess service"},
+		{"kubernetes service", kube(func(k *KubernetesCompute) {
+			k.EndpointAccess, k.GatewayClients = "service", KubernetesPeer{Namespace: "occ-system", PodLabels: List{"app.kubernetes.io/name=occ"}}
+		}), "", ""},
+		{"kubernetes bad pod label", kube(func(k *KubernetesCompute) { k.GatewayClients.PodLabels = List{"app"} }), "compute.kubernetes.gatewayClients.podLabels", `"app" is not a label key=value`},
+		{"kubernetes bad namespace", kube(func(k *KubernetesCompute) { k.GatewayClients.Namespace = "Occ" }), "compute.kubernetes.gatewayClients.namespace", "not a namespace name"},
+		{"kubernetes port", kube(func(k *KubernetesCompute) { k.GatewayPort = 80 }), "compute.kubernetes.gatewayPort", "outside 1024..65535"},
+		{"kubernetes timeout", kube(func(k *KubernetesCompute) { k.RequestTimeout = Duration(time.Hour) }), "compute.kubernetes.requestTimeout", "outside"},
+		{"kubernetes quantity", kube(func(k *KubernetesCompute) { k.Resources.Gateway.LimitsMemory = "3 GB" }), "compute.kubernetes.resources.gateway.limitsMemory", "not a Kubernetes quantity"},
+		{"kubernetes state size", kube(func(k *KubernetesCompute) { k.GatewayStateSize = "-1Gi" }), "compute.kubernetes.gatewayStateSize", "not a Kubernetes quantity"},
+		{"kubernetes quota pods", kube(func(k *KubernetesCompute) { k.Resources.QuotaPods = 0 }), "compute.kubernetes.resources.quotaPods", "outside 1..10000"},
+		{"kubernetes storage class", kube(func(k *KubernetesCompute) { k.GatewayStorageClassName = "fast_ssd" }), "compute.kubernetes.gatewayStorageClassName", "not a StorageClass name"},
+		{"kubernetes native admin", kube(func(k *KubernetesCompute) {}, func(c *Config) {
+			c.NativeAdminUI = NativeAdminUI{Enabled: true, Domain: "agents.example.com", RecheckInterval: Duration(time.Second)}
+			c.PublicOrigin = "https://occ.example.com"
+		}), "nativeAdminUI.enabled", "does not run the native admin UI"},
+		{"kubernetes values checked unselected", func(c *Config) { c.Compute.Kubernetes.GatewayPort = 0 }, "compute.kubernetes.gatewayPort", "outside"},
 		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
 		{"driver empty", func(c *Config) { c.Compute.Driver = "" }, "compute.driver", "not one of"},
 		{"uid range", func(c *Config) { c.Compute.Local.UIDRange = "100000-100099" }, "", ""},
@@ -990,4 +1051,54 @@ func TestTrustedProxies(t *testing.T) {
 	}
 	_, err = Load(Source{File: writeFile(t, "http:\n  trustedProxies: 10.0.0.0/8\n")})
 	wantProblem(t, err, "http.trustedProxies", "want a list")
+}
+
+// kube selects the kubernetes driver in cluster with an image, then applies f.
+func kube(f func(k *KubernetesCompute), more ...func(c *Config)) func(c *Config) {
+	return func(c *Config) {
+		c.Compute.Driver = "kubernetes"
+		c.Compute.Kubernetes.InCluster = true
+		c.Compute.Kubernetes.Images.Gateway = "registry.example/openclaw:2026.9.6"
+		f(&c.Compute.Kubernetes)
+		for _, m := range more {
+			m(c)
+		}
+	}
+}
+
+// TestKubernetesFile: compute.kubernetes from the file, the environment
+// over it, and an unknown key under it refused by name.
+func TestKubernetesFile(t *testing.T) {
+	t.Parallel()
+	body := `compute:
+  driver: kubernetes
+  kubernetes:
+    kubeconfig: /etc/occ/kubeconfig
+    context: prod
+    endpointAccess: service
+    gatewayClients:
+      namespace: occ-system
+      podLabels: [app.kubernetes.io/name=occ, tier=api]
+    images:
+      gateway: registry.example/openclaw@sha256:` + strings.Repeat("0f", 32) + `
+      requireImmutableDigest: true
+    resources:
+      gateway: {limitsMemory: 4Gi}
+      quotaPods: 50
+`
+	c, err := Load(Source{File: writeFile(t, body), Env: []string{"OCC_COMPUTE_KUBERNETES_GATEWAY_STORAGE_CLASS_NAME=fast-ssd"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := c.Compute.Kubernetes
+	if k.Kubeconfig != "/etc/occ/kubeconfig" || k.Context != "prod" || k.EndpointAccess != "service" || !k.Images.RequireImmutableDigest ||
+		k.Resources.Gateway.LimitsMemory != "4Gi" || k.Resources.Gateway.RequestsMemory != "1792Mi" || k.Resources.QuotaPods != 50 ||
+		k.GatewayStorageClassName != "fast-ssd" || k.GatewayPort != 8080 {
+		t.Errorf("compute.kubernetes = %+v", k)
+	}
+	if got := k.GatewayClients.PodLabelMap(); len(got) != 2 || got["app.kubernetes.io/name"] != "occ" || got["tier"] != "api" {
+		t.Errorf("pod labels %v", got)
+	}
+	_, err = Load(Source{File: writeFile(t, "compute:\n  kubernetes:\n    namespace: occ\n")})
+	wantProblem(t, err, "compute.kubernetes.namespace", "unknown")
 }

@@ -121,6 +121,10 @@ func (c *Config) Validate() error {
 	if _, _, err := c.Compute.Local.UIDs(); err != nil {
 		v.add("compute.local.uidRange", "%v", err)
 	}
+	v.kubernetes(c.Compute.Kubernetes, c.Compute.Driver == "kubernetes")
+	if c.Compute.Driver == "kubernetes" && c.NativeAdminUI.Enabled {
+		v.add("nativeAdminUI.enabled", "the kubernetes compute driver does not run the native admin UI yet")
+	}
 	v.required("secrets.keysetFile", c.Secrets.KeysetFile)
 
 	v.intRange("limits.defaultBodyBytes", c.Limits.DefaultBodyBytes, 1024, 16*mib)

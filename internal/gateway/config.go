@@ -26,12 +26,23 @@ const ConfigFileName = "openclaw.json"
 // never reaches the file.
 const PasswordEnvRef = "${OPENCLAW_GATEWAY_PASSWORD}"
 
+// The gateway.bind values RenderConfig writes.
+const (
+	BindLoopback = "loopback"
+	BindLAN      = "lan"
+)
+
 // RenderInput is what RenderConfig needs.
 type RenderInput struct {
 	// Document is the Configuration document (a JSON object; nil is {}).
 	Document map[string]any
-	// Port is gateway.port (the loopback port the gateway listens on).
+	// Port is gateway.port (the port the gateway listens on).
 	Port int
+	// Bind is gateway.bind: "" or BindLoopback (the default: loopback
+	// only), or BindLAN (every interface, for a gateway in a container that
+	// its clients reach through the container network; token auth is
+	// required there, and occ renders nothing else).
+	Bind string
 	// WorkspaceDir is agents.defaults.workspace and LogFile is logging.file;
 	// both must be absolute.
 	WorkspaceDir string
@@ -143,7 +154,7 @@ func NativeAdminProxy(origin, identity string) *TrustedProxy {
 // refused long before), with occ's own values laid over it:
 //
 //	gateway.mode                      "local"
-//	gateway.bind                      "loopback"
+//	gateway.bind                      "loopback", or Bind
 //	gateway.port                      Port
 //	gateway.auth                      replaced whole: {"mode":"token"}, or the trusted-proxy block
 //	gateway.trustedProxies            removed, or TrustedProxy.Proxies
@@ -168,6 +179,18 @@ func RenderConfig(in RenderInput) ([]byte, error) {
 	if !filepath.IsAbs(in.LogFile) {
 		return nil, fmt.Errorf("render openclaw.json: log file %q is not absolute", in.LogFile)
 	}
+	bind := in.Bind
+	switch bind {
+	case "":
+		bind = BindLoopback
+	case BindLoopback:
+	case BindLAN:
+		if in.TrustedProxy != nil {
+			return nil, errors.New("render openclaw.json: a gateway bound beyond loopback renders token auth only")
+		}
+	default:
+		return nil, fmt.Errorf("render openclaw.json: bind %q is not %s or %s", in.Bind, BindLoopback, BindLAN)
+	}
 	doc, err := normalize(in.Document)
 	if err != nil {
 		return nil, fmt.Errorf("render openclaw.json: %w", err)
@@ -175,7 +198,7 @@ func RenderConfig(in RenderInput) ([]byte, error) {
 	removeRefused(doc)
 
 	setPath(doc, "local", "gateway", "mode")
-	setPath(doc, "loopback", "gateway", "bind")
+	setPath(doc, bind, "gateway", "bind")
 	setPath(doc, json.Number(strconv.Itoa(in.Port)), "gateway", "port")
 	gw := doc["gateway"].(map[string]any)
 	if tp := in.TrustedProxy; tp != nil {

@@ -235,6 +235,10 @@ func TestRenderConfigErrors(t *testing.T) {
 		{"trusted proxy without proxies", func(in *gateway.RenderInput) { in.TrustedProxy = &gateway.TrustedProxy{} }, "proxy"},
 		{"not JSON", func(in *gateway.RenderInput) { in.Document = map[string]any{"x": math.NaN()} }, "not JSON"},
 		{"not JSON either", func(in *gateway.RenderInput) { in.Document = map[string]any{"x": make(chan int)} }, "not JSON"},
+		{"unknown bind", func(in *gateway.RenderInput) { in.Bind = "tailnet" }, `bind "tailnet"`},
+		{"lan with trusted proxy", func(in *gateway.RenderInput) {
+			in.Bind, in.TrustedProxy = gateway.BindLAN, gateway.NativeAdminProxy("https://a.example", "occ-x")
+		}, "token auth only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,5 +305,30 @@ func TestNativeAdminIdentity(t *testing.T) {
 	a, b := gateway.NativeAdminIdentity("secret-a"), gateway.NativeAdminIdentity("secret-b")
 	if a != gateway.NativeAdminIdentity("secret-a") || a == b || len(a) != 36 || !strings.HasPrefix(a, "occ-") || strings.Contains(a, "secret") {
 		t.Fatalf("identities %q, %q", a, b)
+	}
+}
+
+func TestRenderConfigBind(t *testing.T) {
+	t.Parallel()
+	for bind, want := range map[string]string{"": "loopback", gateway.BindLoopback: "loopback", gateway.BindLAN: "lan"} {
+		out, err := gateway.RenderConfig(gateway.RenderInput{Port: 8080, Bind: bind, WorkspaceDir: "/w", LogFile: "/l.log",
+			Document: map[string]any{"gateway": map[string]any{"bind": "custom"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Gateway struct {
+				Bind string `json:"bind"`
+				Auth struct {
+					Mode string `json:"mode"`
+				} `json:"auth"`
+			} `json:"gateway"`
+		}
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Gateway.Bind != want || doc.Gateway.Auth.Mode != "token" {
+			t.Errorf("Bind %q rendered bind %q auth %q, want %q and token", bind, doc.Gateway.Bind, doc.Gateway.Auth.Mode, want)
+		}
 	}
 }

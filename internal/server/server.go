@@ -285,8 +285,10 @@ func (m *Main) driver() (compute.Driver, error) {
 			m.Logger.Warn("re-adopting gateways left by a previous process", "error", err)
 		}
 		return d, nil
+	case "kubernetes":
+		return m.kubernetesDriver()
 	}
-	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local", m.Config.Compute.Driver)
+	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local or kubernetes", m.Config.Compute.Driver)
 }
 
 func (m *Main) serveAPI(ctx context.Context) error {

@@ -48,27 +48,15 @@ func harness(t *testing.T) computetest.Harness {
 				}
 				return s
 			},
-			SlowStart: func(s compute.RevisionSpec) compute.RevisionSpec {
-				s.Env = with(s.Env, map[string]string{"FAKEGATEWAY_LISTEN_DELAY": "1s", "FAKEGATEWAY_STARTUP_DELAY": "2s"})
-				return s
-			},
-			RejectCredential: func(s compute.RevisionSpec) compute.RevisionSpec {
-				s.Document = withDoc(s.Document, modelDoc)
-				s.Env = with(s.Env, map[string]string{"FAKEPROV_API_KEY": "sk-rejected", "FAKEGATEWAY_MODEL_AUTH": "rejected"})
-				return s
-			},
+			SlowStart:        computetest.FakeGatewaySlowStart,
+			RejectCredential: computetest.FakeGatewayRejectCredential,
 		},
 	}
 }
 
 // modelDoc configures a model provider whose key comes from
 // FAKEPROV_API_KEY, so that the gateway probes it at start.
-var modelDoc = map[string]any{
-	"models": map[string]any{"providers": map[string]any{"fakeprov": map[string]any{
-		"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "${FAKEPROV_API_KEY}", "api": "openai-completions",
-		"models": []any{map[string]any{"id": "m1", "name": "M1"}}}}},
-	"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "fakeprov/m1"}}},
-}
+var modelDoc = computetest.FakeModelDocument()
 
 // observer looks at a local driver's Agents from outside: processes through
 // /proc (a gateway is a process whose environment names the Agent's state

@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"errors"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/gateway"
@@ -14,49 +13,43 @@ const (
 	// CheckReadyz.
 	ComponentGateway = "gateway"
 	CheckProcess     = "process"
-	CheckHealthz     = "healthz"
-	CheckStartupz    = "startupz"
-	CheckReadyz      = "readyz"
+	CheckHealthz     = compute.CheckHealthz
+	CheckStartupz    = compute.CheckStartupz
+	CheckReadyz      = compute.CheckReadyz
 	// ComponentSlack checks, present when the configuration has
 	// channels.slack: CheckConfiguration, CheckAuthentication,
 	// CheckConnectivity (derived from channels.status; no message is sent).
-	ComponentSlack      = "slack"
-	CheckConfiguration  = "configuration"
-	CheckAuthentication = "authentication"
-	CheckConnectivity   = "connectivity"
+	ComponentSlack      = compute.ComponentSlack
+	CheckConfiguration  = compute.CheckConfiguration
+	CheckAuthentication = compute.CheckAuthentication
+	CheckConnectivity   = compute.CheckConnectivity
 
 	// CodeOK goes with every succeeded check.
-	CodeOK = "OK"
+	CodeOK = compute.CodeOK
 	// CodeUnavailable: the check could not be made (no process, no answer).
-	CodeUnavailable = "UNAVAILABLE"
+	CodeUnavailable = compute.CodeUnavailable
 	// CodeProcessExited: the gateway of the revision should run and does
 	// not (it exited; a supervised one is restarted with backoff).
 	CodeProcessExited = "PROCESS_EXITED"
 	// CodeNotLive, CodeNotStarted, CodeNotReady: a probe route answered,
 	// but not 200.
-	CodeNotLive    = "NOT_LIVE"
-	CodeNotStarted = "NOT_STARTED"
-	CodeNotReady   = "NOT_READY"
+	CodeNotLive    = compute.CodeNotLive
+	CodeNotStarted = compute.CodeNotStarted
+	CodeNotReady   = compute.CodeNotReady
 	// CodeSlackNotConfigured, CodeSlackAuthFailed, CodeSlackDisconnected:
 	// the failed Slack checks.
-	CodeSlackNotConfigured = "SLACK_NOT_CONFIGURED"
-	CodeSlackAuthFailed    = "SLACK_AUTHENTICATION_FAILED"
-	CodeSlackDisconnected  = "SLACK_DISCONNECTED"
+	CodeSlackNotConfigured = compute.CodeSlackNotConfigured
+	CodeSlackAuthFailed    = compute.CodeSlackAuthFailed
+	CodeSlackDisconnected  = compute.CodeSlackDisconnected
 )
 
-// diagMessages are the fixed messages of each code (nothing the gateway
-// said is passed on).
+// diagMessages are the fixed messages of the local driver's own codes
+// (compute.CheckMessage has the shared ones; nothing the gateway said is
+// passed on).
 var diagMessages = map[string]string{
-	CodeOK:                 "The check succeeded.",
-	CodeUnavailable:        "The gateway of this revision is not running or did not answer.",
-	CodeProcessExited:      "The gateway process of this revision should run and does not.",
-	CodeNotLive:            "The gateway does not report itself live.",
-	CodeNotStarted:         "The gateway is still starting.",
-	CodeNotReady:           "The gateway reports a failing component.",
-	CodeSlackNotConfigured: "Slack is not configured on the gateway.",
-	CodeSlackAuthFailed:    "Slack rejected the configured tokens.",
-	CodeSlackDisconnected:  "The Slack connection is down.",
-	CodeNotLoggedIn:        "The harness's Codex home holds no login.",
+	CodeUnavailable:   "The gateway of this revision is not running or did not answer.",
+	CodeProcessExited: "The gateway process of this revision should run and does not.",
+	CodeNotLoggedIn:   "The harness's Codex home holds no login.",
 }
 
 // harnessMessages replace the gateway wording for the harness's checks.
@@ -120,7 +113,11 @@ func (d *Driver) diagnoseHarness(rev compute.RevisionRef) ([]compute.Check, erro
 }
 
 func check(component, name, status, code string) compute.Check {
-	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: diagMessages[code]}
+	msg, ok := diagMessages[code]
+	if !ok {
+		msg = compute.CheckMessage(code)
+	}
+	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: msg}
 }
 
 // Diagnose checks the revision's gateway afresh: the process, /healthz,
@@ -154,8 +151,7 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 		}
 		// openclaw.json is this revision's configuration.
 		if doc, err := readConfig(a.dir); err == nil {
-			ch, _ := doc["channels"].(map[string]any)
-			_, slack = ch["slack"]
+			slack = compute.WantsSlack(doc)
 		}
 		if !st.Running {
 			return nil
@@ -190,7 +186,7 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 	if !running {
 		out = append(out, unknown(ComponentGateway, CheckHealthz, CheckStartupz, CheckReadyz)...)
 		if slack {
-			out = append(out, unknown(ComponentSlack, CheckConfiguration, CheckAuthentication, CheckConnectivity)...)
+			out = append(out, compute.UnknownSlackChecks(check)...)
 		}
 		return out, nil
 	}
@@ -200,49 +196,12 @@ func (d *Driver) diagnose(ctx context.Context, rev compute.RevisionRef) ([]compu
 	pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
 	h, perr := gateway.Probe(pctx, t.httpURL())
 	pcancel()
-	answered := perr == nil || errors.Is(perr, gateway.ErrNotReady)
-	probe := func(name string, ok, reached bool, failCode string) compute.Check {
-		switch {
-		case ok:
-			return check(ComponentGateway, name, gateway.CheckSucceeded, CodeOK)
-		case answered && reached:
-			return check(ComponentGateway, name, gateway.CheckFailed, failCode)
-		default:
-			return check(ComponentGateway, name, gateway.CheckUnknown, CodeUnavailable)
-		}
-	}
-	// Probe stops at the first route that is not satisfied: a later route
-	// was reached only if the earlier ones passed.
-	out = append(out,
-		probe(CheckHealthz, h.Live, true, CodeNotLive),
-		probe(CheckStartupz, h.Started, h.Live, CodeNotStarted),
-		probe(CheckReadyz, h.Ready, h.Started, CodeNotReady))
+	out = append(out, compute.ProbeChecks(h, perr, func(name, status, code string) compute.Check {
+		return check(ComponentGateway, name, status, code)
+	})...)
 	if !slack {
 		return out, nil
 	}
 
-	c, err := gateway.Dial(ctx, t.dialOptions())
-	if err != nil {
-		return append(out, unknown(ComponentSlack, CheckConfiguration, CheckAuthentication, CheckConnectivity)...), nil
-	}
-	defer c.Close()
-	cs, err := c.ChannelsStatus(ctx, gateway.ChannelsStatusOptions{Probe: true, Timeout: probeTimeout})
-	if err != nil {
-		return append(out, unknown(ComponentSlack, CheckConfiguration, CheckAuthentication, CheckConnectivity)...), nil
-	}
-	s := cs.Slack(h.Failing)
-	verdict := func(name, status, failCode string) compute.Check {
-		switch status {
-		case gateway.CheckSucceeded:
-			return check(ComponentSlack, name, status, CodeOK)
-		case gateway.CheckFailed:
-			return check(ComponentSlack, name, status, failCode)
-		default:
-			return check(ComponentSlack, name, gateway.CheckUnknown, CodeUnavailable)
-		}
-	}
-	return append(out,
-		verdict(CheckConfiguration, s.Configuration, CodeSlackNotConfigured),
-		verdict(CheckAuthentication, s.Authentication, CodeSlackAuthFailed),
-		verdict(CheckConnectivity, s.Connectivity, CodeSlackDisconnected)), nil
+	return append(out, compute.SlackChecks(ctx, t.dialOptions(), h.Failing, probeTimeout, check)...), nil
 }

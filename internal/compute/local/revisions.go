@@ -186,38 +186,10 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 		return compute.Readiness{PendingReason: PendingStarting}, nil
 	}
 
-	dctx, cancel := context.WithTimeout(ctx, healthTimeout)
-	c, err := gateway.Dial(dctx, t.dialOptions())
-	cancel()
-	if err != nil {
-		if errors.Is(err, gateway.ErrNotReady) || errors.Is(err, gateway.ErrUnreachable) {
-			return compute.Readiness{PendingReason: PendingStarting}, nil
-		}
-		return compute.Readiness{}, err
-	}
-	defer c.Close()
 	// A dedicated gateway holds no model credential: its harness passed
 	// the model probe before it started.
-	if provider := gateway.ModelProvider(spec.Document); provider != "" && !verified && !t.dedicated {
-		if r, done := probeModel(ctx, c, provider, d.modelProbeTimeout); done {
-			return r, nil
-		}
-	}
-	r := compute.Readiness{Ready: true}
-	hctx, cancel := context.WithTimeout(ctx, healthTimeout)
-	defer cancel()
-	hr, err := c.Health(hctx)
-	switch {
-	case err == nil:
-		for _, w := range hr.PluginWarnings() {
-			r.Warnings = append(r.Warnings, compute.Warning{Code: w.Code, PluginID: w.PluginID})
-		}
-	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
-		return compute.Readiness{PendingReason: PendingStarting}, nil
-	default:
-		return compute.Readiness{}, err
-	}
-	return r, nil
+	return compute.AskGateway(ctx, compute.Ask{Dial: t.dialOptions(), Document: spec.Document, ProbeModel: !verified && !t.dedicated,
+		ModelProbeTimeout: d.modelProbeTimeout, HealthTimeout: healthTimeout})
 }
 
 func cloneEnv(m map[string]string) map[string]string {

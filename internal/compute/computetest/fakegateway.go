@@ -1,0 +1,50 @@
+package computetest
+
+import (
+	"maps"
+
+	"github.com/openclaw/occ/internal/compute"
+)
+
+// FakeModelDocument configures a model provider whose key comes from
+// FAKEPROV_API_KEY, so that a gateway probes it at start.
+func FakeModelDocument() map[string]any {
+	return map[string]any{
+		"models": map[string]any{"providers": map[string]any{"fakeprov": map[string]any{
+			"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "${FAKEPROV_API_KEY}", "api": "openai-completions",
+			"models": []any{map[string]any{"id": "m1", "name": "M1"}}}}},
+		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "fakeprov/m1"}}},
+	}
+}
+
+// FakeGatewaySlowStart is Options.SlowStart for a driver whose workloads run
+// the fake gateway binary (gatewaytest.BuildBinary), which takes its
+// switches from its environment: the port opens after 1 s, the gateway is
+// started after 2 s more.
+func FakeGatewaySlowStart(s compute.RevisionSpec) compute.RevisionSpec {
+	s.Env = withEnv(s.Env, map[string]string{"FAKEGATEWAY_LISTEN_DELAY": "1s", "FAKEGATEWAY_STARTUP_DELAY": "2s"})
+	return s
+}
+
+// FakeGatewayRejectCredential is Options.RejectCredential for the fake
+// gateway binary: FakeModelDocument's provider rejects the key.
+func FakeGatewayRejectCredential(s compute.RevisionSpec) compute.RevisionSpec {
+	doc := maps.Clone(s.Document)
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	maps.Copy(doc, FakeModelDocument())
+	s.Document = doc
+	s.Env = withEnv(s.Env, map[string]string{"FAKEPROV_API_KEY": "sk-rejected", "FAKEGATEWAY_MODEL_AUTH": "rejected"})
+	return s
+}
+
+// withEnv is env with more laid over it, in a new map.
+func withEnv(env, more map[string]string) map[string]string {
+	out := maps.Clone(env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, more)
+	return out
+}

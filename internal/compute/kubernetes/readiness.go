@@ -1,0 +1,164 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/occ"
+)
+
+// Readiness codes of the kubernetes driver.
+const (
+	// CodeStartupFailed is the RuntimeFailure code of a gateway container
+	// that exited or cannot start (component "gateway", check "process"
+	// or "image").
+	CodeStartupFailed = occ.DeployRuntimeStartup
+)
+
+// probeTimeout bounds the HTTP probes and healthTimeout the health call
+// of one PrepareRevision.
+const (
+	probeTimeout  = 5 * time.Second
+	healthTimeout = 15 * time.Second
+)
+
+// imageFailures are the waiting reasons of a container whose image cannot
+// be had.
+var imageFailures = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
+
+// readiness reads the revision's Pod and, once it is Ready, probes the
+// gateway through its endpoint.
+func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
+	failure := func(check string) compute.Readiness {
+		return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: check, CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}
+	}
+	starting := compute.Readiness{PendingReason: occ.PendingGatewayStarting}
+	unschedulable := compute.Readiness{PendingReason: occ.PendingWorkloadUnschedulable}
+	dep, err := d.deployment(ctx, spec.AgentRef)
+	if err != nil {
+		return compute.Readiness{}, err
+	}
+	pods, err := d.pods(ctx, spec.AgentRef, spec.RevisionID)
+	if err != nil {
+		return compute.Readiness{}, err
+	}
+	pod := live(pods)
+	if pod == nil {
+		if dep != nil && replicaFailure(dep) {
+			return unschedulable, nil
+		}
+		return starting, nil
+	}
+	switch state := podState(pod); state {
+	case podUnschedulable:
+		return unschedulable, nil
+	case podImageFailed:
+		return failure("image"), nil
+	case podExited:
+		return failure("process"), nil
+	case podReady:
+	default:
+		return starting, nil
+	}
+	ep, err := d.reach(ctx, spec.AgentRef, pod)
+	if err != nil {
+		d.o.Logger.Debug("gateway endpoint not reachable yet", "agent", spec.AgentID, "error", err)
+		return starting, nil
+	}
+	return d.probe(ctx, spec, ep, string(pod.UID))
+}
+
+// probe asks a Ready Pod's gateway: /healthz, /startupz, /readyz, then the
+// model credential (once per Pod) and the plugin warnings (health).
+func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep compute.Endpoint, podUID string) (compute.Readiness, error) {
+	starting := compute.Readiness{PendingReason: occ.PendingGatewayStarting}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	h, err := gateway.Probe(pctx, httpURL(ep.URL))
+	cancel()
+	switch {
+	case err == nil:
+	case errors.Is(err, gateway.ErrNotReady) && h.Started:
+		return compute.Readiness{PendingReason: occ.PendingGatewayUnavailable}, nil
+	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
+		return starting, nil
+	default:
+		return compute.Readiness{}, err
+	}
+	d.mu.Lock()
+	verified := d.verified[spec.AgentRef] == podUID
+	d.mu.Unlock()
+	r, err := compute.AskGateway(ctx, compute.Ask{Dial: gateway.Options{URL: ep.URL, Token: ep.Token}, Document: spec.Document,
+		ProbeModel: !verified, ModelProbeTimeout: d.o.ModelProbeTimeout, HealthTimeout: healthTimeout})
+	if err != nil || !r.Ready {
+		return r, err
+	}
+	d.mu.Lock()
+	d.verified[spec.AgentRef] = podUID
+	d.mu.Unlock()
+	return r, nil
+}
+
+// live returns the first Pod that is not being deleted, or nil.
+func live(pods []corev1.Pod) *corev1.Pod {
+	for i := range pods {
+		if pods[i].DeletionTimestamp == nil {
+			return &pods[i]
+		}
+	}
+	return nil
+}
+
+// The states of a gateway Pod that readiness tells apart.
+const (
+	podStarting = iota
+	podReady
+	podUnschedulable
+	podImageFailed
+	podExited
+)
+
+// podState reads a Pod's conditions and its gateway container's status.
+func podState(p *corev1.Pod) int {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return podUnschedulable
+		}
+	}
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return podExited
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name != ContainerName {
+			continue
+		}
+		switch {
+		case cs.State.Waiting != nil && imageFailures[cs.State.Waiting.Reason]:
+			return podImageFailed
+		case cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff", cs.State.Terminated != nil:
+			return podExited
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return podReady
+		}
+	}
+	return podStarting
+}
+
+// replicaFailure reports whether the Deployment's ReplicaSet could not
+// create its Pod (a ResourceQuota forbids it, for example).
+func replicaFailure(dep *appsv1.Deployment) bool {
+	for _, c := range dep.Status.Conditions {
+		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
