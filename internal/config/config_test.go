@@ -130,7 +130,11 @@ dataDir: /file
 listen: 127.0.0.1:1001
 role: api
 compute:
-  driver: ssh
+  driver: kubernetes
+  kubernetes:
+    inCluster: true
+    images:
+      gateway: registry.example/openclaw:1
 worker:
   maxAttempts: 7
   pollInterval: 50ms
@@ -148,7 +152,7 @@ runtime:
 		{
 			name: "file over defaults",
 			check: func(t *testing.T, c *Config) {
-				if c.DataDir != "/file" || c.Listen != "127.0.0.1:1001" || c.Role != "api" || c.Compute.Driver != "ssh" ||
+				if c.DataDir != "/file" || c.Listen != "127.0.0.1:1001" || c.Role != "api" || c.Compute.Driver != "kubernetes" ||
 					c.Worker.MaxAttempts != 7 || c.Worker.PollInterval.D() != 50*time.Millisecond ||
 					c.Logging.Level != "debug" || c.Runtime.NodeVersion != "25" {
 					t.Errorf("file not applied: %+v", c)
@@ -166,12 +170,12 @@ runtime:
 		{
 			name: "env over file",
 			env: []string{
-				"OCC_DATA_DIR=/env", "OCC_WORKER_MAX_ATTEMPTS=9", "OCC_COMPUTE=docker",
+				"OCC_DATA_DIR=/env", "OCC_WORKER_MAX_ATTEMPTS=9", "OCC_COMPUTE=local",
 				"OCC_NATIVE_ADMIN_UI_ENABLED=false", "OCC_WORKER_POLL_INTERVAL=1s",
 				"PATH=/usr/bin", "OCC_CONFIG=/ignored.yaml", "OCC_TEST_WHATEVER=1", "OCC_LISTEN=",
 			},
 			check: func(t *testing.T, c *Config) {
-				if c.DataDir != "/env" || c.Worker.MaxAttempts != 9 || c.Compute.Driver != "docker" ||
+				if c.DataDir != "/env" || c.Worker.MaxAttempts != 9 || c.Compute.Driver != "local" ||
 					c.Worker.PollInterval.D() != time.Second {
 					t.Errorf("env not applied: %+v", c)
 				}
@@ -185,7 +189,7 @@ runtime:
 		},
 		{
 			name: "flags over env",
-			env:  []string{"OCC_DATA_DIR=/env", "OCC_COMPUTE_DRIVER=docker", "OCC_ROLE=worker"},
+			env:  []string{"OCC_DATA_DIR=/env", "OCC_COMPUTE_DRIVER=local", "OCC_ROLE=worker"},
 			flags: map[string]string{"dataDir": "/flag", "compute.driver": "kubernetes", "listen": "127.0.0.1:2002",
 				"compute.kubernetes.inCluster": "true", "compute.kubernetes.images.gateway": "registry.example/openclaw:1"},
 			check: func(t *testing.T, c *Config) {
@@ -686,6 +690,7 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		}), "nativeAdminUI.enabled", "does not run the native admin UI"},
 		{"kubernetes values checked unselected", func(c *Config) { c.Compute.Kubernetes.GatewayPort = 0 }, "compute.kubernetes.gatewayPort", "outside"},
 		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
+		{"driver not built yet", func(c *Config) { c.Compute.Driver = "ssh" }, "compute.driver", "not available in this build yet; use local or kubernetes"},
 		{"driver empty", func(c *Config) { c.Compute.Driver = "" }, "compute.driver", "not one of"},
 		{"uid range", func(c *Config) { c.Compute.Local.UIDRange = "100000-100099" }, "", ""},
 		{"uid range of one", func(c *Config) { c.Compute.Local.UIDRange = "7-7" }, "", ""},

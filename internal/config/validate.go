@@ -57,8 +57,11 @@ var (
 
 // The closed enumerations.
 var (
-	roles           = []string{"all", "api", "worker"}
-	computeDrivers  = []string{"local", "ssh", "docker", "kubernetes"}
+	roles          = []string{"all", "api", "worker"}
+	computeDrivers = []string{"local", "ssh", "docker", "kubernetes"}
+	// comingDrivers are named by the contract but not built yet: refused
+	// here, so `occ config validate` says what `occ serve` would.
+	comingDrivers   = []string{"ssh", "docker"}
 	logLevels       = []string{"debug", "info", "warn", "error"}
 	logFormats      = []string{"json", "text"}
 	backendTypes    = []string{"chatgpt", "github", "openshell"}
@@ -118,6 +121,9 @@ func (c *Config) Validate() error {
 	v.oneOf("role", c.Role, roles)
 	v.required("runtimeDir", c.RuntimeDir)
 	v.oneOf("compute.driver", c.Compute.Driver, computeDrivers)
+	if slices.Contains(comingDrivers, c.Compute.Driver) {
+		v.add("compute.driver", "%q is not available in this build yet; use local or kubernetes", c.Compute.Driver)
+	}
 	if _, _, err := c.Compute.Local.UIDs(); err != nil {
 		v.add("compute.local.uidRange", "%v", err)
 	}
