@@ -118,6 +118,16 @@ func SlackChecks(ctx context.Context, dial gateway.Options, readyFailing []strin
 // the gateway said is passed on), or "" for a code of a driver's own.
 func CheckMessage(code string) string { return checkMessages[code] }
 
+// CheckWith is a check whose message is code's fixed one: the driver's own
+// (messages, which may be nil) first, else the shared one.
+func CheckWith(messages map[string]string, component, name, status, code string) Check {
+	msg, ok := messages[code]
+	if !ok {
+		msg = CheckMessage(code)
+	}
+	return Check{Component: component, Check: name, Status: status, Code: code, Message: msg}
+}
+
 var checkMessages = map[string]string{
 	CodeOK:                 "The check succeeded.",
 	CodeNotLive:            "The gateway does not report itself live.",

@@ -38,11 +38,7 @@ var diagMessages = map[string]string{
 const diagnoseTimeout = 10 * time.Second
 
 func check(component, name, status, code string) compute.Check {
-	msg, ok := diagMessages[code]
-	if !ok {
-		msg = compute.CheckMessage(code)
-	}
-	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: msg}
+	return compute.CheckWith(diagMessages, component, name, status, code)
 }
 
 // Diagnose checks the revision's gateway afresh: its Pod, then /healthz,

@@ -113,11 +113,7 @@ func (d *Driver) diagnoseHarness(rev compute.RevisionRef) ([]compute.Check, erro
 }
 
 func check(component, name, status, code string) compute.Check {
-	msg, ok := diagMessages[code]
-	if !ok {
-		msg = compute.CheckMessage(code)
-	}
-	return compute.Check{Component: component, Check: name, Status: status, Code: code, Message: msg}
+	return compute.CheckWith(diagMessages, component, name, status, code)
 }
 
 // Diagnose checks the revision's gateway afresh: the process, /healthz,
