@@ -250,7 +250,9 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, cred *syscall.Cred
 	}
 	cmd.Stdin = strings.NewReader(value + "\n")
 	var loginOut tailBuffer
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &loginOut), io.MultiWriter(log, &loginOut)
+	// One writer for both: exec then writes from one goroutine at a time.
+	both := io.MultiWriter(log, &loginOut)
+	cmd.Stdout, cmd.Stderr = both, both
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			return compute.Readiness{PendingReason: PendingStarting}, true, nil
@@ -275,7 +277,8 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, cred *syscall.Cred
 		return r, false, err
 	}
 	var out tailBuffer
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &out), io.MultiWriter(log, &out)
+	both = io.MultiWriter(log, &out)
+	cmd.Stdout, cmd.Stderr = both, both
 	runErr := cmd.Run()
 	switch {
 	case runErr == nil:
@@ -470,7 +473,9 @@ func (d *Driver) installPlugin(a *agent, st *runState, cred *syscall.Credential)
 		return err
 	}
 	defer log.Close()
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, &out), io.MultiWriter(log, &out)
+	// One writer for both: exec then writes from one goroutine at a time.
+	both := io.MultiWriter(log, &out)
+	cmd.Stdout, cmd.Stderr = both, both
 	began := time.Now()
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("install %s into the gateway's state: %s", d.harness.PluginSpec, exitText(err))
