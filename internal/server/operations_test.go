@@ -77,6 +77,16 @@ func TestOperationsMetricsAndAccessLog(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 		text = scrape(t, e.base+"/metrics", e.admin)
 	}
+	// On the API listener the metrics are an installation administrator's
+	// only: a Namespace administrator's key is refused.
+	nsAdmin, _ := e.principal(grant{perms: []occ.Permission{occ.P(occ.KindNamespace, occ.ActionAdminister), occ.P(occ.KindNamespace, occ.ActionRead)}, namespace: d.ns})
+	req, _ := http.NewRequest("GET", e.base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+nsAdmin)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 403 {
+		t.Fatalf("/metrics with a Namespace administrator's key = %v %v, want 403", res, err)
+	} else {
+		res.Body.Close()
+	}
 	if other := scrape(t, "http://"+e.m.MetricsAddr()+"/metrics", ""); !strings.Contains(other, "occ_http_requests_total") {
 		t.Fatalf("the metrics listener serves no request metrics:\n%s", other)
 	}
