@@ -153,5 +153,38 @@ func (c *Cluster) registerNodes(ctx context.Context, n int) error {
 			return err
 		}
 	}
-	return nil
+	return c.awaitScheduling(ctx, client)
+}
+
+// awaitScheduling waits until the scheduler places a probe Pod on a node:
+// a node Ready in the API server may not be in the scheduler's cache yet,
+// and a Pod it sees before then is Unschedulable for a while.
+func (c *Cluster) awaitScheduling(ctx context.Context, client kubernetes.Interface) error {
+	pods := client.CoreV1().Pods(metav1.NamespaceDefault)
+	probe := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubetest-scheduling-probe"},
+		Spec: corev1.PodSpec{
+			AutomountServiceAccountToken: new(bool),
+			Containers:                   []corev1.Container{{Name: "probe", Image: "kubetest.invalid/probe"}},
+		},
+	}
+	sched := c.procs[len(c.procs)-2]
+	if err := sched.waitFor(ctx, "placing a Pod on a node", func(ctx context.Context) error {
+		p, err := pods.Get(ctx, probe.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			// The default ServiceAccount may not exist yet: try again.
+			p, err = pods.Create(ctx, probe, metav1.CreateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", errNotReady, err)
+		}
+		if p.Spec.NodeName == "" {
+			return fmt.Errorf("%w: probe Pod not placed yet (conditions %v)", errNotReady, p.Status.Conditions)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	zero := int64(0)
+	return pods.Delete(ctx, probe.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 }
