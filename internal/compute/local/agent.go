@@ -52,6 +52,13 @@ type runState struct {
 	// was last handed over to; it differs from UID only until the hand-over
 	// is done.
 	TreeUID uint32 `json:"treeUid,omitempty"`
+	// HarnessUID is the user and group ID a dedicated revision's harness
+	// runs as when occ runs as root (harnessCredential): a second user of
+	// the Agent, so that its gateway cannot read the harness's login.
+	// HarnessTreeUID is, like TreeUID, the user harness/ was last handed
+	// over to.
+	HarnessUID     uint32 `json:"harnessUid,omitempty"`
+	HarnessTreeUID uint32 `json:"harnessTreeUid,omitempty"`
 	// PID and StartTime (clock ticks after boot, /proc/<pid>/stat field 22)
 	// name the gateway process; 0 when none was started or it is known dead.
 	PID       int    `json:"pid,omitempty"`

@@ -186,8 +186,8 @@ func codexOverrides(doc map[string]any) []string {
 	return nil
 }
 
-// codexCommand is one Codex CLI command for the Agent, as the Agent's user
-// when gateways run as users of their own.
+// codexCommand is one Codex CLI command for the Agent, as the Agent's
+// harness user (harnessCredential) when occ runs as root.
 func (d *Driver) codexCommand(ctx context.Context, a *agent, cred *syscall.Credential, args ...string) (*exec.Cmd, error) {
 	prefix, err := d.harness.Codex()
 	if err != nil {
@@ -487,17 +487,17 @@ func (d *Driver) installPlugin(a *agent, st *runState, cred *syscall.Credential)
 }
 
 // prepareDedicated gets a dedicated revision's harness ready to start:
-// its directories and user, then login and model probe (verifyHarness).
+// its directories and users (the gateway's, and the harness's own), then login and model probe (verifyHarness).
 func (d *Driver) prepareDedicated(ctx context.Context, a *agent, st *runState, spec compute.RevisionSpec) (compute.Readiness, bool, error) {
 	if d.harness == nil {
 		return compute.Readiness{}, false, compute.Permanent(occ.DeployExecutionModeUnsupported, errNoHarness)
 	}
-	for _, sub := range append(gatewayDirs, filepath.Join(harnessDir, codexHome)) {
+	for _, sub := range append(slices.Clone(gatewayDirs), filepath.Join(harnessDir, codexHome)) {
 		if err := os.MkdirAll(filepath.Join(a.dir, sub), 0o700); err != nil {
 			return compute.Readiness{}, false, fmt.Errorf("create agent directory: %w", err)
 		}
 	}
-	cred, err := d.gatewayCredential(a, st)
+	cred, err := d.harnessCredential(a, st)
 	if err != nil {
 		return compute.Readiness{}, false, err
 	}

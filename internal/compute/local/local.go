@@ -32,7 +32,9 @@
 //	                    start (console.prev.log: the run before)
 //	    harness/        a dedicated revision's harness (harness.go): its
 //	                    HOME, with harness/codex its CODEX_HOME (0700; the
-//	                    Codex login, auth.json 0600)
+//	                    Codex login, auth.json 0600); as root the harness
+//	                    user's (H:H 0700, a second user of the Agent), so
+//	                    the gateway's user cannot enter it
 //	    harness.log     0600, the output of every Codex command (login,
 //	                    model probe, app-server) and of the codex plugin
 //	                    install
