@@ -139,6 +139,9 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), Secrets: appSecrets{m},
 		NativeAdminOrigin: func(nsID, agentID string) string { return m.app.NativeAdminGatewayOrigin(nsID, agentID) },
 		Backends:          backendTypes(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
+	if cfg.CredentialGateway.URL != "" {
+		wopts.CredentialGateway = credgateway.New(cfg.CredentialGateway.URL)
+	}
 	m.retention = audit.NewRetentionMetrics()
 	wopts.AuditRetention = &audit.Retention{Store: m.st, Keep: cfg.Audit.Retention.D(), Dir: cfg.Audit.ExportDir,
 		Log: m.Logger.With("component", "audit-retention"), Metrics: m.retention}

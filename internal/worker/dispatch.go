@@ -192,6 +192,11 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 			return spec, occ.DeploySecretUnavailable, nil
 		}
 	}
+	if code, err := w.deliverHarness(ctx, ag, ref, s, &spec); err != nil || code != "" {
+		clearEnv(spec.Env)
+		clearEnv(spec.HarnessEnv)
+		return spec, code, err
+	}
 	if h := s.HarnessAuth; h != nil && h.Source != nil {
 		env, name := spec.Env, modelKeyEnv(s.Configuration.Document)
 		if s.ExecutionMode == occ.ExecutionDedicated {
@@ -214,9 +219,9 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 // login), OPENAI_API_KEY for api_key.
 func harnessKeyEnv(method string) string {
 	if method == occ.HarnessCodexPAT {
-		return "CODEX_ACCESS_TOKEN"
+		return compute.HarnessAccessTokenEnv
 	}
-	return "OPENAI_API_KEY"
+	return compute.HarnessAPIKeyEnv
 }
 
 // resolveInto reads a Secret of the Namespace into env[name]; false when it

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
@@ -36,6 +37,10 @@ type Options struct {
 	// NativeAdminOrigin is the browser origin of an Agent's native admin
 	// UI, "" when the installation has it off; nil: always off.
 	NativeAdminOrigin func(namespaceID, agentID string) string
+	// CredentialGateway delivers a credential_source harness's credential
+	// (credgateway.Deliverer); nil: the installation has none, and such a
+	// revision fails (CREDENTIAL_SOURCE_UNAVAILABLE).
+	CredentialGateway credgateway.Deliverer
 	// Backends maps every installation-configured Backend ID to its type:
 	// a revision naming another one fails (BACKEND_UNAVAILABLE).
 	Backends map[string]string

@@ -77,6 +77,12 @@ type runState struct {
 	HarnessPID       int    `json:"harnessPid,omitempty"`
 	HarnessStartTime uint64 `json:"harnessStartTime,omitempty"`
 	CodexPlugin      string `json:"codexPlugin,omitempty"`
+	// HarnessBaseURL and HarnessWorkspace are the OpenAI base URL and the
+	// ChatGPT workspace the revision's harness was delivered
+	// (compute.HarnessBaseURLEnv, compute.HarnessWorkspaceEnv; not
+	// secrets), used by every Codex command of the revision.
+	HarnessBaseURL   string `json:"harnessBaseUrl,omitempty"`
+	HarnessWorkspace string `json:"harnessWorkspace,omitempty"`
 	// NativeAdminOrigin is the native admin origin the gateway of RevisionID
 	// was started for (trusted-proxy mode); "" for token mode.
 	NativeAdminOrigin string `json:"nativeAdminOrigin,omitempty"`

@@ -62,14 +62,13 @@ func TestDedicatedCapabilitiesDeclareCodexOnlyWithHarness(t *testing.T) {
 		t.Fatalf("a driver without a harness: refusal of dedicated = %+v, want %s", r, occ.DeployExecutionModeUnsupported)
 	}
 	d, _ := openDedicated(t)
-	for _, m := range []string{occ.HarnessAPIKey, occ.HarnessCodexPAT} {
+	for _, m := range []string{occ.HarnessAPIKey, occ.HarnessCodexPAT, occ.HarnessCredentialSource} {
 		if r := d.Capabilities().Refusal("local", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m}); r != nil {
 			t.Errorf("dedicated with %s refused: %+v", m, r)
 		}
 	}
-	// Still not delivered: a ChatGPT service account's issued credential
-	// and a Credential Gateway source.
-	for _, m := range []string{occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource} {
+	// Still not delivered: a ChatGPT service account's issued credential.
+	for _, m := range []string{occ.HarnessChatGPTServiceAccount} {
 		r := d.Capabilities().Refusal("local", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m})
 		if r == nil || r.Code != occ.DeployHarnessAuthUnsupported || r.Path != "/harnessAuth/method" {
 			t.Errorf("dedicated with %s: refusal %+v, want %s", m, r, occ.DeployHarnessAuthUnsupported)
