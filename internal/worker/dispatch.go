@@ -111,7 +111,7 @@ func (w *deps) computeChecks(snap *occ.RevisionSnapshot, initialFiles bool) stri
 // sourceChecks: the Backend the revision names is still configured, and a
 // bound Service Account or Credential Source still belongs to the Agent's
 // Namespace and can still serve (the account matches the Backend and holds
-// an issued credential; the source is registered).
+// an issued credential that has not expired; the source is registered).
 func (w *deps) sourceChecks(ctx context.Context, nsID string, snap *occ.RevisionSnapshot) (string, error) {
 	if snap.BackendID != "" {
 		if _, ok := w.opts.Backends[snap.BackendID]; !ok {
@@ -132,6 +132,10 @@ func (w *deps) sourceChecks(ctx context.Context, nsID string, snap *occ.Revision
 			return "", err
 		}
 		if acct.BackendID != snap.BackendID || acct.Credential == nil {
+			return occ.DeployServiceAccountUnavailable, nil
+		}
+		if exp := acct.Credential.ExpiresAt; exp != nil && !exp.After(w.now()) {
+			// What the Backend issued no longer serves.
 			return occ.DeployServiceAccountUnavailable, nil
 		}
 	case occ.HarnessCredentialSource:

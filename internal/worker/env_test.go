@@ -218,6 +218,10 @@ func (s appSecrets) ResolveSecret(ctx context.Context, nsID, id string) ([]byte,
 	return s.e.app.ResolveSecret(ctx, nsID, id)
 }
 
+func (s appSecrets) ServiceAccountCredential(ctx context.Context, nsID, id string) ([]byte, error) {
+	return s.e.app.ServiceAccountCredential(ctx, nsID, id)
+}
+
 // agentSpec is what an Agent of a test needs.
 type agentSpec struct {
 	mode     string // default embedded

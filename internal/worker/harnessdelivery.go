@@ -7,6 +7,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
 )
 
 // deliverHarness fills a dedicated revision's harness environment for the
@@ -21,6 +22,14 @@ import (
 //     one that refuses the source's credential (401/403):
 //     RUNTIME_AUTHENTICATION_FAILED; an unreachable one: an error (the
 //     attempt is retried).
+//   - chatgpt_service_account: the credential the account's Backend
+//     issued (sourceChecks checked, just before, that the account still
+//     matches the revision's Backend and holds an unexpired one), in the
+//     variable of its login by kind (access_token: Codex's access-token
+//     login; api_key: its API-key login), and the Backend's ChatGPT
+//     workspace when the installation names one. A kind the Codex CLI
+//     cannot log in with (oauth_access_token): HARNESS_AUTH_UNSUPPORTED; an
+//     unreadable credential: SERVICE_ACCOUNT_UNAVAILABLE.
 //
 // Anything else: nothing to do.
 func (w *deps) deliverHarness(ctx context.Context, ag occ.Agent, ref compute.RevisionRef, s *occ.RevisionSnapshot, spec *compute.RevisionSpec) (string, error) {
@@ -46,6 +55,43 @@ func (w *deps) deliverHarness(ctx context.Context, ag occ.Agent, ref compute.Rev
 			return "", err
 		}
 		spec.HarnessEnv = map[string]string{compute.HarnessAPIKeyEnv: d.Placeholder, compute.HarnessBaseURLEnv: d.BaseURL}
+	case occ.HarnessChatGPTServiceAccount:
+		return w.deliverAccount(ctx, ag.NamespaceID, h.ServiceAccountID, s.BackendID, spec)
+	}
+	return "", nil
+}
+
+// accountLogins maps an issued credential's kind to the harness variable
+// of its login.
+var accountLogins = map[string]string{"access_token": compute.HarnessAccessTokenEnv, "api_key": compute.HarnessAPIKeyEnv}
+
+// deliverAccount delivers a service account's issued credential (see
+// deliverHarness).
+func (w *deps) deliverAccount(ctx context.Context, nsID, accountID, backendID string, spec *compute.RevisionSpec) (string, error) {
+	acct, err := w.st.GetServiceAccount(ctx, nsID, accountID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && acct.Credential == nil {
+		return occ.DeployServiceAccountUnavailable, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	name, ok := accountLogins[acct.Credential.Kind]
+	if !ok {
+		w.log.Info("the Codex harness cannot log in with the service account's credential kind", "namespace", nsID, "serviceAccount", accountID, "kind", acct.Credential.Kind)
+		return occ.DeployHarnessAuthUnsupported, nil
+	}
+	if w.opts.Secrets == nil {
+		return occ.DeployServiceAccountUnavailable, nil
+	}
+	v, err := w.opts.Secrets.ServiceAccountCredential(ctx, nsID, accountID)
+	if err != nil {
+		w.log.Info("a service account's issued credential cannot be read", "namespace", nsID, "serviceAccount", accountID, "error", err)
+		return occ.DeployServiceAccountUnavailable, nil
+	}
+	spec.HarnessEnv = map[string]string{name: string(v)}
+	clear(v)
+	if ws := w.opts.BackendWorkspaces[backendID]; ws != "" {
+		spec.HarnessEnv[compute.HarnessWorkspaceEnv] = ws
 	}
 	return "", nil
 }

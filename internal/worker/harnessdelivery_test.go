@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -100,4 +101,76 @@ func TestDedicatedCredentialSourceWaitsForAnUnavailableGateway(t *testing.T) {
 	if st := e.settled(g, rev); st.Status != occ.DeploymentSucceeded {
 		t.Fatalf("deployment = %+v; want succeeded once the gateway answers", st)
 	}
+}
+
+// kindAgent is a dedicated Agent bound to a ChatGPT account of the env's
+// Backend whose issued credential is of kind; it returns the credential.
+func (e *env) kindAgent(kind string) (occ.Agent, string) {
+	e.t.Helper()
+	e.backend.SetKind(kind)
+	g := e.accountAgent()
+	v, err := e.app.ServiceAccountCredential(e.ctx, e.ns, g.Settings.HarnessAuth.ServiceAccountID)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return g, string(v)
+}
+
+func TestDedicatedServiceAccountDeliversTheIssuedCredentialOnlyToTheHarness(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		kind, want, workspace string
+	}{
+		{"access_token", compute.HarnessAccessTokenEnv, "ws_team-1"},
+		{"api_key", compute.HarnessAPIKeyEnv, ""},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, computetest.FakeCapabilities(), withOptions(func(o *worker.Options) {
+				if tt.workspace != "" {
+					o.BackendWorkspaces = map[string]string{chatgptBackend: tt.workspace}
+				}
+			}))
+			g, cred := e.kindAgent(tt.kind)
+			rev := e.deploy(e.admin, g)
+			if st := e.settled(g, rev); st.Status != occ.DeploymentSucceeded {
+				t.Fatalf("deployment = %+v; want succeeded", st)
+			}
+			want := map[string]string{tt.want: cred}
+			if tt.workspace != "" {
+				want[compute.HarnessWorkspaceEnv] = tt.workspace
+			}
+			if h := e.fake.HarnessEnv(g.ID); !maps.Equal(h, want) {
+				t.Fatalf("the harness got %v; want %v", h, want)
+			}
+			for k, v := range e.fake.Env(g.ID) {
+				if strings.Contains(v, e.backend.Canary) {
+					t.Fatalf("the gateway's environment holds the account's credential in %s", k)
+				}
+			}
+		})
+	}
+}
+
+func TestDedicatedServiceAccountFailureCodes(t *testing.T) {
+	t.Parallel()
+	t.Run("a kind Codex cannot log in with", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, computetest.FakeCapabilities())
+		g, _ := e.kindAgent("oauth_access_token")
+		failedWith(t, e.admitted(e.admin, g, func() {}), occ.DeployHarnessAuthUnsupported)
+		nothingRan(t, e, g)
+	})
+	t.Run("expired before startup", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, computetest.FakeCapabilities())
+		g, _ := e.kindAgent("access_token")
+		st := e.admitted(e.admin, g, func() {
+			if _, err := e.st.DB().ExecContext(e.ctx, `UPDATE service_accounts SET credential_expires_at = 1000 WHERE id = $1`, g.Settings.HarnessAuth.ServiceAccountID); err != nil {
+				t.Fatal(err)
+			}
+		})
+		failedWith(t, st, occ.DeployServiceAccountUnavailable)
+		nothingRan(t, e, g)
+	})
 }

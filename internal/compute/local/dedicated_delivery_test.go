@@ -97,3 +97,41 @@ func TestDedicatedCodexCredentialSourceUsesTheGatewaysBaseURL(t *testing.T) {
 		t.Fatalf("a credential rejected behind the gateway: %+v; want %s", rf, compute.HeldAuthenticationFailed)
 	}
 }
+
+// TestDedicatedCodexServiceAccountIsHeldToItsWorkspace: a ChatGPT
+// account's issued access token logs the harness in by Codex's
+// access-token login, and every Codex command (the probe, the app-server)
+// is held to the Backend's workspace (forced_chatgpt_workspace_id); the
+// token never reaches the gateway's environment or document.
+func TestDedicatedCodexServiceAccountIsHeldToItsWorkspace(t *testing.T) {
+	d, _ := openDedicated(t)
+	ag := newAgent(t, d)
+	tok := "at-" + canary(t)
+	ready(t, d, dedicatedSpec(ag, 1, map[string]string{compute.HarnessAccessTokenEnv: tok, compute.HarnessWorkspaceEnv: "ws_team-1"}))
+	if a := codexFile(t, d, ag, "auth.json"); !strings.Contains(a, tok) || !strings.Contains(a, `"access_token"`) {
+		t.Fatalf("the harness's login = %s; want the issued access token", a)
+	}
+	const forced = `forced_chatgpt_workspace_id="ws_team-1"`
+	if args := codexFile(t, d, ag, "exec.args"); !strings.Contains(args, forced) {
+		t.Fatalf("the probe's overrides %q lack %s", args, forced)
+	}
+	hp := harnessPIDs(d, ag)
+	if len(hp) != 1 {
+		t.Fatalf("harness processes %v, want one", hp)
+	}
+	if b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(hp[0]), "cmdline")); !strings.Contains(string(b), forced) {
+		t.Fatalf("the app-server's command line %q lacks %s", b, forced)
+	}
+	for k, v := range environ(t, onlyPID(t, d, ag)) {
+		if strings.Contains(v, tok) {
+			t.Fatalf("the gateway's environment holds the account's token in %s", k)
+		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(d.AgentDir(ag), gateway.ConfigFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cfg), tok) {
+		t.Fatal("the gateway's openclaw.json holds the account's token")
+	}
+}
