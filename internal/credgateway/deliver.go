@@ -32,7 +32,9 @@ import (
 //	 "credential": "<placeholder, 1..65536 bytes of text>", "loginMode": "api_key"}
 //
 // (loginMode api_key is the only one: Codex logs in with the placeholder
-// as its API key). 404: the gateway does not know the source
+// as its API key). A delivery is idempotent per source and revision: occ
+// asks again at every pass of a deployment, and the gateway answers the
+// same revision with the same placeholder. 404: the gateway does not know the source
 // (ErrNotRegistered); 401 or 403: the gateway refuses the source's
 // credential (ErrCredentialRejected); any other 4xx: ErrRejected; no
 // answer within the timeout, a transport error, a redirect, a 5xx, 408,

@@ -64,3 +64,22 @@ func TestDeliverErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestDeliverIsIdempotentPerRevision(t *testing.T) {
+	gw := credgatewaytest.New(t)
+	c := credgateway.New(gw.URL)
+	ctx := context.Background()
+	if err := c.Register(ctx, credgateway.Registration{NamespaceID: "ns_1", ID: "cs_1", Type: "openai"}); err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(rev string) string {
+		d, err := c.Deliver(ctx, "cs_1", credgateway.DeliveryRequest{NamespaceID: "ns_1", AgentID: "agt_1", RevisionID: rev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Placeholder
+	}
+	if a, b, other := deliver("rev_1"), deliver("rev_1"), deliver("rev_2"); a != b || a == other {
+		t.Fatalf("placeholders %s %s (same revision), %s (another); want the same for the same revision only", a, b, other)
+	}
+}

@@ -44,8 +44,9 @@ type Server struct {
 	sources  map[string]credgateway.Registration
 	removed  []string
 	requests int
-	// placeholders maps each delivered placeholder to its source.
-	placeholders map[string]string
+	// placeholders maps each delivered placeholder to what it was
+	// delivered for.
+	placeholders map[string]delivered
 	deliveries   []credgateway.DeliveryRequest
 	relayed      []string
 	done     chan struct{}
@@ -53,7 +54,7 @@ type Server struct {
 
 // New starts a fake gateway, closed when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{sources: map[string]credgateway.Registration{}, placeholders: map[string]string{}, done: make(chan struct{})}
+	s := &Server{sources: map[string]credgateway.Registration{}, placeholders: map[string]delivered{}, done: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	t.Cleanup(func() { close(s.done) }) // runs first: frees slow handlers

@@ -14,7 +14,11 @@ import (
 // relayPath is the base path of the fake's model relay.
 const relayPath = "/relay/v1"
 
-// Deliveries lists the delivery requests answered with a placeholder.
+// delivered is what a placeholder was delivered for.
+type delivered struct{ source, revision string }
+
+// Deliveries lists the delivery requests answered with a placeholder (the
+// same revision asking again gets the same one).
 func (s *Server) Deliveries() []credgateway.DeliveryRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -52,13 +56,22 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request, id string, mode
 		http.Error(w, "bad delivery", http.StatusBadRequest)
 		return
 	}
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	placeholder := "cgw-" + hex.EncodeToString(b[:])
 	s.mu.Lock()
 	_, known := s.sources[id]
+	placeholder := ""
 	if known {
-		s.placeholders[placeholder] = id
+		// The same revision gets the same placeholder.
+		for p, d := range s.placeholders {
+			if d.source == id && d.revision == req.RevisionID {
+				placeholder = p
+			}
+		}
+		if placeholder == "" {
+			var b [16]byte
+			_, _ = rand.Read(b[:])
+			placeholder = "cgw-" + hex.EncodeToString(b[:])
+			s.placeholders[placeholder] = delivered{source: id, revision: req.RevisionID}
+		}
 		s.deliveries = append(s.deliveries, req)
 	}
 	s.mu.Unlock()
@@ -74,7 +87,8 @@ func (s *Server) deliver(w http.ResponseWriter, r *http.Request, id string, mode
 func (s *Server) relay(w http.ResponseWriter, r *http.Request) {
 	placeholder, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	s.mu.Lock()
-	id, ok := s.placeholders[placeholder]
+	d, ok := s.placeholders[placeholder]
+	id := d.source
 	reg := s.sources[id]
 	if ok {
 		s.relayed = append(s.relayed, id)
