@@ -18,6 +18,25 @@ type RevisionRef struct {
 	RevisionID string
 }
 
+// The keys of RevisionSpec.HarnessEnv.
+const (
+	// HarnessAPIKeyEnv: an API key, logged in as one (harnessAuth api_key,
+	// a ChatGPT account's issued api_key, or a Credential Gateway's
+	// placeholder for credential_source).
+	HarnessAPIKeyEnv = "OPENAI_API_KEY"
+	// HarnessAccessTokenEnv: a Codex access token, logged in as one
+	// (codex_pat, or a ChatGPT account's issued access_token).
+	HarnessAccessTokenEnv = "CODEX_ACCESS_TOKEN"
+	// HarnessBaseURLEnv: the OpenAI base URL every model request of the
+	// harness goes to instead of the document's (a Credential Gateway's,
+	// which inserts the credential on the way out). Not a secret.
+	HarnessBaseURLEnv = "OPENAI_BASE_URL"
+	// HarnessWorkspaceEnv: the ChatGPT workspace the harness's login must
+	// belong to (chatgpt_service_account, the matching Backend's). Not a
+	// secret.
+	HarnessWorkspaceEnv = "CODEX_CHATGPT_WORKSPACE_ID"
+)
+
 // RevisionSpec is everything a driver needs to run one revision. Secret
 // values are resolved by the worker just before the call, live only in
 // memory, and reach the gateway through its process environment only.
@@ -29,9 +48,11 @@ type RevisionSpec struct {
 	Document           map[string]any // the frozen native Configuration document
 	Env                map[string]string
 	// HarnessEnv is the secret environment of a dedicated revision's
-	// harness (the Codex app-server), never given to its gateway:
-	// OPENAI_API_KEY (harnessAuth api_key) or CODEX_ACCESS_TOKEN
-	// (codex_pat). Nil for an embedded revision.
+	// harness (the Codex app-server), never given to its gateway: its
+	// credential in HarnessAPIKeyEnv or HarnessAccessTokenEnv, and, for
+	// some methods, where it sends model requests (HarnessBaseURLEnv) and
+	// the ChatGPT workspace it must use (HarnessWorkspaceEnv). Nil for an
+	// embedded revision.
 	HarnessEnv   map[string]string
 	Plugins      []string          // plugin IDs (name@catalog)
 	InitialFiles map[string]string // applied once before the first start; nil when none

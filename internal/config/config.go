@@ -435,6 +435,12 @@ type Backend struct {
 	Type string `yaml:"type"`
 	// URL is the backend's base URL (http or https), optional.
 	URL string `yaml:"url"`
+	// WorkspaceID is, for a chatgpt Backend, the ChatGPT workspace its
+	// service accounts belong to: a dedicated Codex harness bound to one
+	// of them (chatgpt_service_account) may only use a login of that
+	// workspace (Codex's forced_chatgpt_workspace_id). Optional; 1-128
+	// characters of [A-Za-z0-9_-]; refused on other types.
+	WorkspaceID string `yaml:"workspaceId"`
 }
 
 // CredentialGateway selects the installation's Credential Gateway.

@@ -859,8 +859,10 @@ func TestValidateLists(t *testing.T) {
 		want string
 	}{
 		{"backends ok", func(c *Config) {
-			c.Backends = []Backend{gh, {ID: "chatgpt-1", Type: "chatgpt", URL: "https://x.example"}, {ID: "os", Type: "openshell"}}
+			c.Backends = []Backend{gh, {ID: "chatgpt-1", Type: "chatgpt", URL: "https://x.example", WorkspaceID: "ws_team-1"}, {ID: "os", Type: "openshell"}}
 		}, "", ""},
+		{"backend workspace on another type", func(c *Config) { c.Backends = []Backend{{ID: "gh", Type: "github", WorkspaceID: "ws"}} }, "backends[0].workspaceId", "only a chatgpt backend"},
+		{"backend bad workspace", func(c *Config) { c.Backends = []Backend{{ID: "c", Type: "chatgpt", WorkspaceID: "ws 1"}} }, "backends[0].workspaceId", "must match"},
 		{"backend duplicate id", func(c *Config) { c.Backends = []Backend{gh, {ID: "x", Type: "github"}, gh} }, "backends[2].id", `duplicate backend id "gh"`},
 		{"backend bad id", func(c *Config) { c.Backends = []Backend{{ID: "GH", Type: "github"}} }, "backends[0].id", "must match"},
 		{"backend id too long", func(c *Config) { c.Backends = []Backend{{ID: "a" + strings.Repeat("b", 63), Type: "github"}} }, "backends[0].id", "must match"},

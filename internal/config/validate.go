@@ -340,6 +340,9 @@ func withinDomain(host, domain string) bool {
 	return host == domain || strings.HasSuffix(host, "."+domain)
 }
 
+// workspacePattern is a ChatGPT workspace ID.
+var workspacePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
 // backends checks each Backend and returns the set of valid IDs.
 func (v *validator) backends(bs []Backend) map[string]bool {
 	ids := map[string]bool{}
@@ -359,6 +362,13 @@ func (v *validator) backends(bs []Backend) map[string]bool {
 		}
 		if b.URL != "" {
 			v.serviceURL(key+".url", b.URL)
+		}
+		switch {
+		case b.WorkspaceID == "":
+		case b.Type != "chatgpt":
+			v.add(key+".workspaceId", "only a chatgpt backend names a ChatGPT workspace")
+		case !workspacePattern.MatchString(b.WorkspaceID):
+			v.add(key+".workspaceId", "%q must match %s", b.WorkspaceID, workspacePattern)
 		}
 	}
 	return ids

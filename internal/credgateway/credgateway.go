@@ -18,6 +18,9 @@
 //
 //	DELETE <url>/v1/credential-sources/<credentialSourceId>
 //
+// A dedicated harness bound to a source gets its credential through a
+// delivery (deliver.go).
+//
 // Any 2xx is success; response bodies are ignored (at most 64 KiB is read).
 // No answer within the timeout (30 s), a transport error, a redirect, a
 // 5xx, 408 or 429 is ErrUnavailable; any other 4xx (an unknown type, a
@@ -122,6 +125,15 @@ func (h *HTTP) Remove(ctx context.Context, _, id string) error {
 	return h.do(ctx, http.MethodDelete, id, nil, true)
 }
 
+// httpClient is the configured client, or one that never follows
+// redirects.
+func (h *HTTP) httpClient() *http.Client {
+	if h.Client != nil {
+		return h.Client
+	}
+	return &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
 func (h *HTTP) do(ctx context.Context, method, id string, body []byte, goneOK bool) error {
 	timeout := h.Timeout
 	if timeout <= 0 {
@@ -142,11 +154,7 @@ func (h *HTTP) do(ctx context.Context, method, id string, body []byte, goneOK bo
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	client := h.Client
-	if client == nil {
-		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
-	res, err := client.Do(req)
+	res, err := h.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("credential gateway %s %s: %v: %w", method, id, err, ErrUnavailable)
 	}

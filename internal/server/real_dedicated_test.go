@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +128,20 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, gateway.ConfigFileName)); err != nil || strings.Contains(string(b), key) {
 			t.Fatalf("openclaw.json: %v, or it holds the model key", err)
+		}
+		if os.Geteuid() == 0 {
+			// The real Codex ran as a second user of the Agent: its login
+			// is that user's, not the gateway's.
+			var login, gw syscall.Stat_t
+			if err := syscall.Stat(filepath.Join(dir, "harness", "codex", "auth.json"), &login); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Stat(fmt.Sprintf("/proc/%d", gws[0]), &gw); err != nil {
+				t.Fatal(err)
+			}
+			if login.Uid == 0 || login.Uid == gw.Uid || login.Mode&0o077 != 0 {
+				t.Fatalf("the harness's auth.json is uid %d mode %o; the gateway runs as %d: want a user of its own, 0600", login.Uid, login.Mode&0o777, gw.Uid)
+			}
 		}
 		// The real codex plugin reached the real app-server with the
 		// per-startup token (the gateway logs it once connected).

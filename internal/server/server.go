@@ -138,7 +138,10 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.Worker.Concurrency, Logger: m.Logger,
 		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), Secrets: appSecrets{m},
 		NativeAdminOrigin: func(nsID, agentID string) string { return m.app.NativeAdminGatewayOrigin(nsID, agentID) },
-		Backends:          backendTypes(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
+		Backends:          backendTypes(cfg), BackendWorkspaces: backendWorkspaces(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
+	if cfg.CredentialGateway.URL != "" {
+		wopts.CredentialGateway = credgateway.New(cfg.CredentialGateway.URL)
+	}
 	m.retention = audit.NewRetentionMetrics()
 	wopts.AuditRetention = &audit.Retention{Store: m.st, Keep: cfg.Audit.Retention.D(), Dir: cfg.Audit.ExportDir,
 		Log: m.Logger.With("component", "audit-retention"), Metrics: m.retention}
@@ -472,11 +475,26 @@ func (s appSecrets) ResolveSecret(ctx context.Context, nsID, id string) ([]byte,
 	return s.m.app.ResolveSecret(ctx, nsID, id)
 }
 
+func (s appSecrets) ServiceAccountCredential(ctx context.Context, nsID, id string) ([]byte, error) {
+	return s.m.app.ServiceAccountCredential(ctx, nsID, id)
+}
+
 // backendTypes maps each configured Backend ID to its type.
 func backendTypes(cfg *config.Config) map[string]string {
 	out := map[string]string{}
 	for _, b := range backendsOf(cfg) {
 		out[b.ID] = b.Type
+	}
+	return out
+}
+
+// backendWorkspaces maps each Backend that names a ChatGPT workspace to it.
+func backendWorkspaces(cfg *config.Config) map[string]string {
+	out := map[string]string{}
+	for _, b := range cfg.Backends {
+		if b.WorkspaceID != "" {
+			out[b.ID] = b.WorkspaceID
+		}
 	}
 	return out
 }

@@ -111,7 +111,7 @@ func (w *deps) computeChecks(snap *occ.RevisionSnapshot, initialFiles bool) stri
 // sourceChecks: the Backend the revision names is still configured, and a
 // bound Service Account or Credential Source still belongs to the Agent's
 // Namespace and can still serve (the account matches the Backend and holds
-// an issued credential; the source is registered).
+// an issued credential that has not expired; the source is registered).
 func (w *deps) sourceChecks(ctx context.Context, nsID string, snap *occ.RevisionSnapshot) (string, error) {
 	if snap.BackendID != "" {
 		if _, ok := w.opts.Backends[snap.BackendID]; !ok {
@@ -132,6 +132,10 @@ func (w *deps) sourceChecks(ctx context.Context, nsID string, snap *occ.Revision
 			return "", err
 		}
 		if acct.BackendID != snap.BackendID || acct.Credential == nil {
+			return occ.DeployServiceAccountUnavailable, nil
+		}
+		if exp := acct.Credential.ExpiresAt; exp != nil && !exp.After(w.now()) {
+			// What the Backend issued no longer serves.
 			return occ.DeployServiceAccountUnavailable, nil
 		}
 	case occ.HarnessCredentialSource:
@@ -192,6 +196,11 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 			return spec, occ.DeploySecretUnavailable, nil
 		}
 	}
+	if code, err := w.deliverHarness(ctx, ag, ref, s, &spec); err != nil || code != "" {
+		clearEnv(spec.Env)
+		clearEnv(spec.HarnessEnv)
+		return spec, code, err
+	}
 	if h := s.HarnessAuth; h != nil && h.Source != nil {
 		env, name := spec.Env, modelKeyEnv(s.Configuration.Document)
 		if s.ExecutionMode == occ.ExecutionDedicated {
@@ -214,9 +223,9 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 // login), OPENAI_API_KEY for api_key.
 func harnessKeyEnv(method string) string {
 	if method == occ.HarnessCodexPAT {
-		return "CODEX_ACCESS_TOKEN"
+		return compute.HarnessAccessTokenEnv
 	}
-	return "OPENAI_API_KEY"
+	return compute.HarnessAPIKeyEnv
 }
 
 // resolveInto reads a Secret of the Namespace into env[name]; false when it

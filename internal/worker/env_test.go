@@ -15,6 +15,8 @@ import (
 	"github.com/openclaw/occ/internal/backends/backendstest"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
+	"github.com/openclaw/occ/internal/credgateway"
+	"github.com/openclaw/occ/internal/credgateway/credgatewaytest"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/occ"
@@ -44,6 +46,9 @@ type env struct {
 	ns      string
 	backend *backendstest.Server
 	caps    compute.Capabilities
+	// cgw is the installation's Credential Gateway (withCredentialGateway);
+	// nil: none.
+	cgw *credgatewaytest.Server
 }
 
 // envOption changes an env before its worker is built.
@@ -56,6 +61,15 @@ func withDriver(wrap func(*computetest.Fake) compute.Driver) envOption {
 
 // withOptions changes the worker's options.
 func withOptions(fn func(o *worker.Options)) envOption { return func(e *env) { fn(&e.opts) } }
+
+// withCredentialGateway gives the installation a fake Credential Gateway,
+// for the use cases and the worker.
+func withCredentialGateway() envOption {
+	return func(e *env) {
+		e.cgw = credgatewaytest.New(e.t)
+		e.opts.CredentialGateway = credgateway.New(e.cgw.URL)
+	}
+}
 
 const adminKey = "occ_0123456789abcdef0123456789abcdef0123456789abcdef"
 
@@ -112,8 +126,12 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 func (e *env) openApp() {
 	e.t.Helper()
 	var err error
-	e.app, err = app.New(e.ctx, e.st, jobs.NewEnqueuer(e.client), app.Options{Secrets: e.keyring, ComputeDriver: e.fake.Name(),
-		Compute: e.caps, Backends: []app.Backend{{ID: chatgptBackend, Type: "chatgpt", URL: e.backend.URL}}})
+	o := app.Options{Secrets: e.keyring, ComputeDriver: e.fake.Name(),
+		Compute: e.caps, Backends: []app.Backend{{ID: chatgptBackend, Type: "chatgpt", URL: e.backend.URL}}}
+	if e.cgw != nil {
+		o.CredentialGateway = credgateway.New(e.cgw.URL)
+	}
+	e.app, err = app.New(e.ctx, e.st, jobs.NewEnqueuer(e.client), o)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -198,6 +216,10 @@ type appSecrets struct{ e *env }
 
 func (s appSecrets) ResolveSecret(ctx context.Context, nsID, id string) ([]byte, error) {
 	return s.e.app.ResolveSecret(ctx, nsID, id)
+}
+
+func (s appSecrets) ServiceAccountCredential(ctx context.Context, nsID, id string) ([]byte, error) {
+	return s.e.app.ServiceAccountCredential(ctx, nsID, id)
 }
 
 // agentSpec is what an Agent of a test needs.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
@@ -36,9 +37,17 @@ type Options struct {
 	// NativeAdminOrigin is the browser origin of an Agent's native admin
 	// UI, "" when the installation has it off; nil: always off.
 	NativeAdminOrigin func(namespaceID, agentID string) string
+	// CredentialGateway delivers a credential_source harness's credential
+	// (credgateway.Deliverer); nil: the installation has none, and such a
+	// revision fails (CREDENTIAL_SOURCE_UNAVAILABLE).
+	CredentialGateway credgateway.Deliverer
 	// Backends maps every installation-configured Backend ID to its type:
 	// a revision naming another one fails (BACKEND_UNAVAILABLE).
 	Backends map[string]string
+	// BackendWorkspaces maps a chatgpt Backend ID to the ChatGPT workspace
+	// its service accounts belong to, when the installation names one:
+	// the harness of a chatgpt_service_account revision is held to it.
+	BackendWorkspaces map[string]string
 	// PluginCatalog holds every plugin ID the installation's plugin
 	// catalogs list: the only plugins a revision may start with.
 	PluginCatalog map[string]bool
@@ -53,10 +62,13 @@ type Options struct {
 	Logger         *slog.Logger
 }
 
-// SecretResolver reads the value of a Namespace's Secret; the caller
-// clears it after use.
+// SecretResolver reads the value of a Namespace's Secret, and a service
+// account's issued credential; the caller clears it after use.
 type SecretResolver interface {
 	ResolveSecret(ctx context.Context, namespaceID, secretID string) ([]byte, error)
+	// ServiceAccountCredential reads the credential a Backend issued for
+	// a service account (store.ErrNotFound: none).
+	ServiceAccountCredential(ctx context.Context, namespaceID, serviceAccountID string) ([]byte, error)
 }
 
 // deps is what every job worker needs.

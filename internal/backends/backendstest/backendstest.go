@@ -4,6 +4,7 @@
 package backendstest
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -44,9 +45,24 @@ type Server struct {
 
 	mu       sync.Mutex
 	mode     Mode
+	kind     string // of the next credentials; "" = access_token
 	requests []Request
 	issued   int
 	done     chan struct{}
+}
+
+// SetKind sets the kind of the credentials issued next (access_token,
+// api_key or oauth_access_token).
+func (s *Server) SetKind(kind string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kind = kind
+}
+
+func (s *Server) issuing() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kind
 }
 
 // New starts a fake Backend, closed when the test ends.
@@ -102,7 +118,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch mode {
 	case OK:
 		w.WriteHeader(http.StatusCreated)
-		_ = json.NewEncoder(w).Encode(map[string]any{"credential": s.Canary + "-" + occ.NewUUID(), "kind": "access_token",
+		kind := cmp.Or(s.issuing(), "access_token")
+		_ = json.NewEncoder(w).Encode(map[string]any{"credential": s.Canary + "-" + occ.NewUUID(), "kind": kind,
 			"expiresAt": "2030-01-02T03:04:05Z"})
 	case Fail:
 		http.Error(w, `{"error":"boom `+s.Canary+`"}`, http.StatusInternalServerError)

@@ -52,6 +52,13 @@ type runState struct {
 	// was last handed over to; it differs from UID only until the hand-over
 	// is done.
 	TreeUID uint32 `json:"treeUid,omitempty"`
+	// HarnessUID is the user and group ID a dedicated revision's harness
+	// runs as when occ runs as root (harnessCredential): a second user of
+	// the Agent, so that its gateway cannot read the harness's login.
+	// HarnessTreeUID is, like TreeUID, the user harness/ was last handed
+	// over to.
+	HarnessUID     uint32 `json:"harnessUid,omitempty"`
+	HarnessTreeUID uint32 `json:"harnessTreeUid,omitempty"`
 	// PID and StartTime (clock ticks after boot, /proc/<pid>/stat field 22)
 	// name the gateway process; 0 when none was started or it is known dead.
 	PID       int    `json:"pid,omitempty"`
@@ -70,6 +77,12 @@ type runState struct {
 	HarnessPID       int    `json:"harnessPid,omitempty"`
 	HarnessStartTime uint64 `json:"harnessStartTime,omitempty"`
 	CodexPlugin      string `json:"codexPlugin,omitempty"`
+	// HarnessBaseURL and HarnessWorkspace are the OpenAI base URL and the
+	// ChatGPT workspace the revision's harness was delivered
+	// (compute.HarnessBaseURLEnv, compute.HarnessWorkspaceEnv; not
+	// secrets), used by every Codex command of the revision.
+	HarnessBaseURL   string `json:"harnessBaseUrl,omitempty"`
+	HarnessWorkspace string `json:"harnessWorkspace,omitempty"`
 	// NativeAdminOrigin is the native admin origin the gateway of RevisionID
 	// was started for (trusted-proxy mode); "" for token mode.
 	NativeAdminOrigin string `json:"nativeAdminOrigin,omitempty"`

@@ -40,7 +40,7 @@ func portClaim(port int) claimable {
 }
 
 func uidClaim(uid uint32) claimable {
-	return claimable{"uid-" + strconv.FormatUint(uint64(uid), 10), func(st runState) bool { return st.UID == uid }}
+	return claimable{"uid-" + strconv.FormatUint(uint64(uid), 10), func(st runState) bool { return st.UID == uid || st.HarnessUID == uid }}
 }
 
 // claim claims c for the Agent directory dir, or reports that a live claim
@@ -115,12 +115,15 @@ func holds(dir string, c claimable) bool {
 	return c.holds(st)
 }
 
-// releaseClaims drops the claims of a deleted Agent (port and user).
+// releaseClaims drops the claims of a deleted Agent (port, gateway user
+// and harness user).
 func (d *Driver) releaseClaims(dir string, st *runState) {
 	if st.Port != 0 {
 		d.release(portClaim(st.Port), dir)
 	}
-	if st.UID != 0 {
-		d.release(uidClaim(st.UID), dir)
+	for _, uid := range []uint32{st.UID, st.HarnessUID} {
+		if uid != 0 {
+			d.release(uidClaim(uid), dir)
+		}
 	}
 }

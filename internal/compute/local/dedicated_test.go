@@ -62,18 +62,15 @@ func TestDedicatedCapabilitiesDeclareCodexOnlyWithHarness(t *testing.T) {
 		t.Fatalf("a driver without a harness: refusal of dedicated = %+v, want %s", r, occ.DeployExecutionModeUnsupported)
 	}
 	d, _ := openDedicated(t)
-	for _, m := range []string{occ.HarnessAPIKey, occ.HarnessCodexPAT} {
+	for _, m := range []string{occ.HarnessAPIKey, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource} {
 		if r := d.Capabilities().Refusal("local", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m}); r != nil {
 			t.Errorf("dedicated with %s refused: %+v", m, r)
 		}
 	}
-	// Still not delivered: a ChatGPT service account's issued credential
-	// and a Credential Gateway source.
-	for _, m := range []string{occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource} {
-		r := d.Capabilities().Refusal("local", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m})
-		if r == nil || r.Code != occ.DeployHarnessAuthUnsupported || r.Path != "/harnessAuth/method" {
-			t.Errorf("dedicated with %s: refusal %+v, want %s", m, r, occ.DeployHarnessAuthUnsupported)
-		}
+	// The host's own login (runtime) is never a dedicated harness's.
+	r := d.Capabilities().Refusal("local", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: occ.HarnessRuntime})
+	if r == nil || r.Code != occ.DeployHarnessAuthUnsupported || r.Path != "/harnessAuth/method" {
+		t.Errorf("dedicated with %s: refusal %+v, want %s", occ.HarnessRuntime, r, occ.DeployHarnessAuthUnsupported)
 	}
 }
 

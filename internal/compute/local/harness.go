@@ -122,9 +122,6 @@ const (
 	loginTimeout      = 30 * time.Second
 	appServerWait     = 60 * time.Second
 	pluginTimeout     = 10 * time.Minute
-	// The harness's secret variables (RevisionSpec.HarnessEnv).
-	envAPIKey      = "OPENAI_API_KEY"
-	envAccessToken = "CODEX_ACCESS_TOKEN"
 	// probePrompt is the model probe's whole turn.
 	probePrompt = "Reply with the single word OK."
 )
@@ -173,21 +170,31 @@ func (d *Driver) harnessEnviron(a *agent, program string) []string {
 	return env
 }
 
-// codexOverrides are the -c settings every Codex command gets from the
-// document: the OpenAI base URL when the document's openai provider names
-// one (models.providers.openai.baseUrl).
-func codexOverrides(doc map[string]any) []string {
+// codexOverrides are the -c settings every Codex command of the revision
+// gets: the OpenAI base URL, the delivered one (st.HarnessBaseURL, a
+// Credential Gateway's) or else the document's openai provider's
+// (models.providers.openai.baseUrl); and the ChatGPT workspace the login
+// must belong to (st.HarnessWorkspace, forced_chatgpt_workspace_id).
+func codexOverrides(doc map[string]any, st *runState) []string {
 	models, _ := doc["models"].(map[string]any)
 	providers, _ := models["providers"].(map[string]any)
 	openai, _ := providers["openai"].(map[string]any)
-	if u, _ := openai["baseUrl"].(string); u != "" {
-		return []string{"-c", "openai_base_url=" + strconv.Quote(u)}
+	u, _ := openai["baseUrl"].(string)
+	if st.HarnessBaseURL != "" {
+		u = st.HarnessBaseURL
 	}
-	return nil
+	var out []string
+	if u != "" {
+		out = append(out, "-c", "openai_base_url="+strconv.Quote(u))
+	}
+	if st.HarnessWorkspace != "" {
+		out = append(out, "-c", "forced_chatgpt_workspace_id="+strconv.Quote(st.HarnessWorkspace))
+	}
+	return out
 }
 
-// codexCommand is one Codex CLI command for the Agent, as the Agent's user
-// when gateways run as users of their own.
+// codexCommand is one Codex CLI command for the Agent, as the Agent's
+// harness user (harnessCredential) when occ runs as root.
 func (d *Driver) codexCommand(ctx context.Context, a *agent, cred *syscall.Credential, args ...string) (*exec.Cmd, error) {
 	prefix, err := d.harness.Codex()
 	if err != nil {
@@ -224,15 +231,15 @@ func harnessHeld(check, code string, cause *compute.FailureCause) compute.Readin
 // verifyHarness logs the harness in with the revision's credential and
 // probes the model. done false: both passed; otherwise r is the answer (a
 // held failure, or pending when ctx ended first).
-func (d *Driver) verifyHarness(ctx context.Context, a *agent, cred *syscall.Credential, doc map[string]any, secret map[string]string) (r compute.Readiness, done bool, err error) {
+func (d *Driver) verifyHarness(ctx context.Context, a *agent, st *runState, cred *syscall.Credential, doc map[string]any, secret map[string]string) (r compute.Readiness, done bool, err error) {
 	log, err := openHarnessLog(a)
 	if err != nil {
 		return r, false, err
 	}
 	defer log.Close()
 
-	flag, value := "--with-api-key", secret[envAPIKey]
-	if tok, ok := secret[envAccessToken]; ok {
+	flag, value := "--with-api-key", secret[compute.HarnessAPIKeyEnv]
+	if tok, ok := secret[compute.HarnessAccessTokenEnv]; ok {
 		flag, value = "--with-access-token", tok
 		if !strings.HasPrefix(tok, "at-") {
 			// Not a Codex access token: nothing the provider could accept.
@@ -244,7 +251,7 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, cred *syscall.Cred
 	}
 	lctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
-	cmd, err := d.codexCommand(lctx, a, cred, append(codexOverrides(doc), "login", flag)...)
+	cmd, err := d.codexCommand(lctx, a, cred, append(codexOverrides(doc, st), "login", flag)...)
 	if err != nil {
 		return r, false, err
 	}
@@ -268,7 +275,7 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, cred *syscall.Cred
 
 	pctx, cancel := context.WithTimeout(ctx, d.modelProbeTimeout)
 	defer cancel()
-	args := append(codexOverrides(doc), "exec", "--skip-git-repo-check", "--ephemeral", "--sandbox", "read-only")
+	args := append(codexOverrides(doc, st), "exec", "--skip-git-repo-check", "--ephemeral", "--sandbox", "read-only")
 	if _, model, ok := strings.Cut(gateway.PrimaryModel(doc), "/"); ok {
 		args = append(args, "--model", model)
 	}
@@ -338,7 +345,7 @@ func (d *Driver) startHarness(a *agent, st *runState, doc map[string]any, cred *
 	}
 	token := hex.EncodeToString(r[:])
 	sum := sha256.Sum256([]byte(token))
-	cmd, err := d.codexCommand(context.Background(), a, cred, append(codexOverrides(doc), "app-server",
+	cmd, err := d.codexCommand(context.Background(), a, cred, append(codexOverrides(doc, st), "app-server",
 		"--listen", appServerURL(st), "--ws-auth", "capability-token", "--ws-token-sha256", hex.EncodeToString(sum[:]))...)
 	if err != nil {
 		return err
@@ -487,21 +494,24 @@ func (d *Driver) installPlugin(a *agent, st *runState, cred *syscall.Credential)
 }
 
 // prepareDedicated gets a dedicated revision's harness ready to start:
-// its directories and user, then login and model probe (verifyHarness).
+// its directories and users (the gateway's, and the harness's own), then login and model probe (verifyHarness).
 func (d *Driver) prepareDedicated(ctx context.Context, a *agent, st *runState, spec compute.RevisionSpec) (compute.Readiness, bool, error) {
 	if d.harness == nil {
 		return compute.Readiness{}, false, compute.Permanent(occ.DeployExecutionModeUnsupported, errNoHarness)
 	}
-	for _, sub := range append(gatewayDirs, filepath.Join(harnessDir, codexHome)) {
+	for _, sub := range append(slices.Clone(gatewayDirs), filepath.Join(harnessDir, codexHome)) {
 		if err := os.MkdirAll(filepath.Join(a.dir, sub), 0o700); err != nil {
 			return compute.Readiness{}, false, fmt.Errorf("create agent directory: %w", err)
 		}
 	}
-	cred, err := d.gatewayCredential(a, st)
+	cred, err := d.harnessCredential(a, st)
 	if err != nil {
 		return compute.Readiness{}, false, err
 	}
-	return d.verifyHarness(ctx, a, cred, spec.Document, spec.HarnessEnv)
+	// Where the harness sends model requests and which workspace it must
+	// use are kept for its restarts (not secrets).
+	st.HarnessBaseURL, st.HarnessWorkspace = spec.HarnessEnv[compute.HarnessBaseURLEnv], spec.HarnessEnv[compute.HarnessWorkspaceEnv]
+	return d.verifyHarness(ctx, a, st, cred, spec.Document, spec.HarnessEnv)
 }
 
 // adoptHarness starts watching a live app-server an earlier driver

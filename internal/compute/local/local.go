@@ -32,7 +32,9 @@
 //	                    start (console.prev.log: the run before)
 //	    harness/        a dedicated revision's harness (harness.go): its
 //	                    HOME, with harness/codex its CODEX_HOME (0700; the
-//	                    Codex login, auth.json 0600)
+//	                    Codex login, auth.json 0600); as root the harness
+//	                    user's (H:H 0700, a second user of the Agent), so
+//	                    the gateway's user cannot enter it
 //	    harness.log     0600, the output of every Codex command (login,
 //	                    model probe, app-server) and of the codex plugin
 //	                    install
@@ -96,9 +98,10 @@ var _ compute.Driver = (*Driver)(nil)
 // environment, no plugins (it installs none yet), initial workspace files,
 // the native admin UI, and state kept under the Agent's directory across
 // stops and revisions. With a Harness (Options.Harness) it also runs
-// dedicated Codex (harness.go), delivering api_key and codex_pat to the
-// harness only; chatgpt_service_account and credential_source are not
-// delivered (refused with HARNESS_AUTH_UNSUPPORTED), and without a Harness
+// dedicated Codex (harness.go), delivering api_key, codex_pat,
+// chatgpt_service_account (the issued credential, by the login of its kind,
+// and the Backend's workspace) and credential_source (a Credential
+// Gateway's placeholder and base URL) to the harness only; without a Harness
 // a dedicated revision is refused (EXECUTION_MODE_UNSUPPORTED), never
 // started as an embedded gateway. Every call returns new slices, so a
 // caller cannot change what the driver declares.
@@ -112,7 +115,7 @@ func (d *Driver) Capabilities() compute.Capabilities {
 	}
 	if d.harness != nil {
 		c.ExecutionModes = append(c.ExecutionModes, occ.ExecutionDedicated)
-		c.HarnessAuthMethods = append(c.HarnessAuthMethods, occ.HarnessCodexPAT)
+		c.HarnessAuthMethods = append(c.HarnessAuthMethods, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource)
 	}
 	return c
 }

@@ -197,7 +197,7 @@ func (d *Driver) observe(a *agent, st *runState) error {
 		}
 	}
 	if st.Launching {
-		d.killStrays(a, st.UID, st.PID)
+		d.killStrays(a, st, st.PID)
 		st.Launching = false
 		changed = true
 	}
@@ -254,19 +254,27 @@ func (d *Driver) watchAdopted(p *proc) {
 
 // killStrays stops every live process whose environment names the
 // Agent's state directory or, when gateways run as users of their own, that
-// runs as the Agent's user uid, but except: what is left of a gateway whose
+// runs as the Agent's gateway user, and, unless the Agent's harness runs,
+// the processes of the harness (its Codex home, its user); but except: what is left of a gateway whose
 // start was interrupted before its PID was recorded, or the children of a
 // gateway that died or was killed (the real gateway's spawn broker and
 // workers inherit its environment; a process that dropped the environment
 // keeps the user). Nothing of the Agent may legitimately run when it is
 // called.
-func (d *Driver) killStrays(a *agent, uid uint32, except int) {
+func (d *Driver) killStrays(a *agent, st *runState, except int) {
 	pids := processesWithEnv("OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir))
+	uids := []uint32{st.UID}
 	if a.harness == nil {
 		pids = append(pids, processesWithEnv("CODEX_HOME="+a.codexHome())...)
+		uids = append(uids, st.HarnessUID)
 	}
-	if d.separate && uid != 0 {
-		pids = append(pids, processesByUser()[uid]...)
+	if d.separate {
+		byUser := processesByUser()
+		for _, uid := range uids {
+			if uid != 0 {
+				pids = append(pids, byUser[uid]...)
+			}
+		}
 	}
 	slices.Sort(pids)
 	var strays []*proc
@@ -307,7 +315,7 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 		return compute.Permanent(occ.DeployRuntimeNotConfigured, errNoCommand)
 	}
 	if sweep {
-		d.killStrays(a, st.UID, 0)
+		d.killStrays(a, st, 0)
 	}
 	for _, sub := range gatewayDirs {
 		if err := os.MkdirAll(filepath.Join(a.dir, sub), 0o700); err != nil {
@@ -335,7 +343,11 @@ func (d *Driver) start(a *agent, st *runState, doc map[string]any, sweep bool) e
 		if err := d.installPlugin(a, st, cred); err != nil {
 			return err
 		}
-		if err := d.startHarness(a, st, doc, cred); err != nil {
+		hcred, err := d.harnessCredential(a, st)
+		if err != nil {
+			return err
+		}
+		if err := d.startHarness(a, st, doc, hcred); err != nil {
 			return err
 		}
 		codex = &gateway.CodexAppServer{URL: appServerURL(st)}

@@ -279,7 +279,7 @@ func (d *Driver) stopAgent(a *agent, st *runState) error {
 	if err := d.stopHarness(a, st); err != nil {
 		return err
 	}
-	d.killStrays(a, st.UID, 0)
+	d.killStrays(a, st, 0)
 	if st.PID != 0 {
 		st.PID, st.StartTime = 0, 0
 		return writeRun(a.dir, st)
@@ -359,8 +359,12 @@ func (d *Driver) Adopt(ctx context.Context) error {
 			return err
 		}
 		errs = append(errs, d.withAgent(ref, false, func(a *agent, st *runState) error {
-			if st == nil || st.UID == 0 {
+			switch {
+			case st == nil || st.UID == 0:
 				return nil
+			case st.HarnessUID != 0:
+				_, err := d.harnessCredential(a, st)
+				return err
 			}
 			_, err := d.gatewayCredential(a, st)
 			return err

@@ -33,8 +33,16 @@ import (
 // whose ancestors let no other user through). Everything else in the data
 // directory is occ's own, 0600 or 0700.
 //
-// Not root, occ cannot run a process as another user: gateways run as
-// occ's user, as before, and the layout is 0700/0600 throughout.
+// A dedicated Agent's harness runs as a second user of its own from the
+// same range (HarnessUID, claimed and kept the same way;
+// harnessCredential): harness/ is that user's (0700), its only
+// supplementary group is the gateway's (to pass through the Agent
+// directory), and the gateway's user cannot enter harness/.
+//
+// Not root, occ cannot run a process as another user: gateways and
+// harnesses run as occ's user, as before, and the layout is 0700/0600
+// throughout (the gateway process could then read the harness's login:
+// only the gateway's environment and document are kept free of it).
 
 // UIDRange is a range of user and group IDs, First to Last inclusive.
 type UIDRange struct{ First, Last uint32 }
@@ -66,7 +74,7 @@ func (d *Driver) dirMode() os.FileMode {
 }
 
 // gatewayDirs are the Agent's tree that its gateway writes.
-var gatewayDirs = []string{stateDir, workspace, homeDir, logsDir, harnessDir}
+var gatewayDirs = []string{stateDir, workspace, homeDir, logsDir}
 
 // checkUsers refuses a range that cannot give gateways users of their own,
 // and a root that those users cannot reach.

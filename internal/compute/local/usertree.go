@@ -21,17 +21,72 @@ func (d *Driver) gatewayCredential(a *agent, st *runState) (*syscall.Credential,
 	if !d.separate {
 		return nil, nil
 	}
-	if st.UID == 0 || !d.uids.Contains(st.UID) || !d.claim(uidClaim(st.UID), a.dir) {
-		prev := st.UID
-		if err := d.allocateUID(a, st); err != nil {
-			return nil, err
-		}
-		d.log.Info("gateway user given", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "uid", st.UID, "previous", prev)
+	if err := d.ensureUID(a, st, &st.UID, "gateway"); err != nil {
+		return nil, err
 	}
 	if err := d.prepareTree(a, st); err != nil {
 		return nil, err
 	}
 	return &syscall.Credential{Uid: st.UID, Gid: st.UID, Groups: []uint32{}}, nil
+}
+
+// harnessCredential returns the user to run the Agent's harness (every
+// Codex command) as, or nil when occ is not root: a user of its own (st.
+// HarnessUID), never the gateway's, whose primary group it is too, with
+// the gateway's group as its only supplementary group so that it passes
+// through the Agent directory (root:G 0710) and may read openclaw.json
+// (which never holds a secret) and nothing else of the gateway's. harness/
+// is its own (0700): the gateway's user cannot enter it, so it cannot read
+// the Codex login there.
+func (d *Driver) harnessCredential(a *agent, st *runState) (*syscall.Credential, error) {
+	g, err := d.gatewayCredential(a, st)
+	if g == nil || err != nil {
+		return nil, err
+	}
+	if err := d.ensureUID(a, st, &st.HarnessUID, "harness"); err != nil {
+		return nil, err
+	}
+	h := st.HarnessUID
+	path := filepath.Join(a.dir, harnessDir)
+	if st.HarnessTreeUID != h {
+		// Handed over from its previous user, or from the gateway's user
+		// (harness/ was the gateway's before harnesses had a user of their
+		// own).
+		for _, from := range []uint32{st.HarnessTreeUID, st.UID} {
+			if err := chownTree(path, from, h); err != nil {
+				return nil, fmt.Errorf("hand the Agent's harness over to its user: %w", err)
+			}
+		}
+	}
+	for _, dir := range []string{path, filepath.Join(path, codexHome)} {
+		if err := os.Lchown(dir, int(h), int(h)); err != nil {
+			return nil, fmt.Errorf("agent directory: %w", err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("agent directory: %w", err)
+		}
+	}
+	if st.HarnessTreeUID != h {
+		st.HarnessTreeUID = h
+		if err := writeRun(a.dir, st); err != nil {
+			return nil, err
+		}
+	}
+	return &syscall.Credential{Uid: h, Gid: h, Groups: []uint32{g.Gid}}, nil
+}
+
+// ensureUID gives the Agent the user *id (its gateway's or its harness's)
+// unless it holds it already: claimed, in the range.
+func (d *Driver) ensureUID(a *agent, st *runState, id *uint32, role string) error {
+	if *id != 0 && d.uids.Contains(*id) && d.claim(uidClaim(*id), a.dir) {
+		return nil
+	}
+	prev := *id
+	if err := d.allocateUID(a, st, id); err != nil {
+		return err
+	}
+	d.log.Info(role+" user given", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "uid", *id, "previous", prev)
+	return nil
 }
 
 // prepareTree sets the owners and modes of the Agent's tree for its
@@ -105,10 +160,11 @@ func chownTree(root string, from, to uint32) error {
 // next ID to try.
 const uidsCursor = "uids.json"
 
-// allocateUID gives the Agent a user ID, round-robin from the last one
-// given, and records it in run.json before claiming it, under the root's
-// allocation lock.
-func (d *Driver) allocateUID(a *agent, st *runState) error {
+// allocateUID gives the Agent a user ID in *id (st.UID or st.HarnessUID),
+// round-robin from the last one given, never the Agent's other one, and
+// records it in run.json before claiming it, under the root's allocation
+// lock.
+func (d *Driver) allocateUID(a *agent, st *runState, id *uint32) error {
 	unlock, err := d.lockPorts()
 	if err != nil {
 		return err
@@ -116,12 +172,14 @@ func (d *Driver) allocateUID(a *agent, st *runState) error {
 	defer unlock()
 	used := map[uint32]bool{}
 	d.scanRuns(func(dir string, other runState) {
-		if dir != a.dir && other.UID != 0 {
-			used[other.UID] = true
+		if dir != a.dir {
+			used[other.UID], used[other.HarnessUID] = true, true
 		}
 	})
+	used[st.UID], used[st.HarnessUID] = true, true
+	delete(used, 0)
 	running := processesByUser()
-	prev := st.UID
+	prev := *id
 	size := uint64(d.uids.Last) - uint64(d.uids.First) + 1
 	next := d.readCursor(size)
 	for i := uint64(0); i < size; i++ {
@@ -130,7 +188,7 @@ func (d *Driver) allocateUID(a *agent, st *runState) error {
 		if used[uid] || len(running[uid]) > 0 {
 			continue
 		}
-		st.UID = uid
+		*id = uid
 		if err := writeRun(a.dir, st); err != nil {
 			return err
 		}
@@ -140,11 +198,11 @@ func (d *Driver) allocateUID(a *agent, st *runState) error {
 		b, _ := json.Marshal(map[string]uint64{"next": (off + 1) % size})
 		return writeFileAtomic(filepath.Join(d.root, uidsCursor), append(b, '\n'))
 	}
-	st.UID = prev
+	*id = prev
 	if err := writeRun(a.dir, st); err != nil {
 		return err
 	}
-	return fmt.Errorf("no free gateway user in %s (%d Agents hold one)", d.uids, len(used))
+	return fmt.Errorf("no free user for a gateway or harness in %s (%d are held)", d.uids, len(used))
 }
 
 // readCursor returns the offset to try first: the cursor, or one derived

@@ -1,6 +1,13 @@
 // Package credgatewaytest is a fake Credential Gateway for tests: an HTTP
 // server that speaks occ's side of the gateway contract (package
 // credgateway), remembers what is registered and can be told to fail.
+//
+// It also delivers (deliver.go): a delivery of a registered source gets a
+// placeholder "cgw-<hex>" and the base URL <server>/relay/v1. The relay
+// answers POST /relay/v1/responses for a known placeholder as a provider
+// would answer the source's real credential (its first Secret by field
+// name): one containing "rejected" gets 401, "forbidden" 403, "broken"
+// 500, "slow" no answer; any other 200. An unknown placeholder gets 401.
 package credgatewaytest
 
 import (
@@ -23,6 +30,9 @@ const (
 	Fail               // 500
 	Reject             // 422
 	Slow               // never answers (until the caller gives up)
+	// RefuseCredential answers deliveries 403 (the gateway refuses the
+	// source's credential); registrations still succeed.
+	RefuseCredential
 )
 
 // Server is the fake gateway.
@@ -34,12 +44,17 @@ type Server struct {
 	sources  map[string]credgateway.Registration
 	removed  []string
 	requests int
+	// placeholders maps each delivered placeholder to what it was
+	// delivered for.
+	placeholders map[string]delivered
+	deliveries   []credgateway.DeliveryRequest
+	relayed      []string
 	done     chan struct{}
 }
 
 // New starts a fake gateway, closed when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{sources: map[string]credgateway.Registration{}, done: make(chan struct{})}
+	s := &Server{sources: map[string]credgateway.Registration{}, placeholders: map[string]delivered{}, done: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	t.Cleanup(func() { close(s.done) }) // runs first: frees slow handlers
@@ -76,16 +91,25 @@ func (s *Server) Requests() int {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == relayPath+"/responses" {
+		s.relay(w, r)
+		return
+	}
 	id, ok := strings.CutPrefix(r.URL.Path, "/v1/credential-sources/")
 	s.mu.Lock()
 	s.requests++
 	mode := s.mode
 	s.mu.Unlock()
+	if src, found := strings.CutSuffix(id, "/deliveries"); ok && found && r.Method == http.MethodPost {
+		s.deliver(w, r, src, mode)
+		return
+	}
 	if !ok || id == "" || strings.Contains(id, "/") {
 		http.NotFound(w, r)
 		return
 	}
 	switch mode {
+	case RefuseCredential:
 	case Fail:
 		http.Error(w, "gateway broken", http.StatusInternalServerError)
 		return

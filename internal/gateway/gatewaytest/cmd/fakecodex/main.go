@@ -12,7 +12,11 @@
 // would: a secret containing "rejected" gets 401, "forbidden" 403,
 // "broken" 500, and "slow" no answer; any other is accepted. An access
 // token containing "revoked" is refused at login already (401), as the
-// real login asks the provider about the token. exec records
+// real login asks the provider about the token. A credential starting
+// "cgw-" is a Credential Gateway's placeholder (credgatewaytest): exec then
+// really sends the probe, POST <openai_base_url>/responses with it as the
+// bearer, and the status answered decides, printed as Codex prints it.
+// exec records
 // its overrides and flags in $CODEX_HOME/exec.args. The app-server answers
 // GET /readyz, and a WebSocket upgrade on / with 101 only for
 // "Authorization: Bearer <token>" whose SHA-256 is the one given (401
@@ -32,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -123,6 +128,9 @@ func execProbe(home string, overrides, args []string) int {
 		return 1
 	}
 	_ = os.WriteFile(filepath.Join(home, "exec.args"), []byte(strings.Join(append(overrides, args...), "\n")+"\n"), 0o600)
+	if strings.HasPrefix(a.Secret, "cgw-") {
+		return relayedProbe(a.Secret, overrides)
+	}
 	switch {
 	case strings.Contains(a.Secret, "slow"):
 		time.Sleep(time.Hour)
@@ -134,6 +142,36 @@ func execProbe(home string, overrides, args []string) int {
 		return 1
 	case strings.Contains(a.Secret, "broken"):
 		fmt.Println("ERROR: unexpected status 500 Internal Server Error: boom, url: http://127.0.0.1/v1/responses")
+		return 1
+	}
+	fmt.Println("OK")
+	return 0
+}
+
+// relayedProbe sends the probe through the base URL the overrides name.
+func relayedProbe(placeholder string, overrides []string) int {
+	base := ""
+	for _, o := range overrides {
+		if v, ok := strings.CutPrefix(o, "openai_base_url="); ok {
+			base, _ = strconv.Unquote(v)
+		}
+	}
+	if base == "" {
+		fmt.Println("ERROR: a placeholder credential without openai_base_url")
+		return 1
+	}
+	url := strings.TrimRight(base, "/") + "/responses"
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"input":"probe"}`))
+	req.Header.Set("Authorization", "Bearer "+placeholder)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Printf("ERROR: stream error: error sending request for url (%s)\n", url)
+		return 1
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		fmt.Printf("ERROR: unexpected status %d %s: relayed, url: %s\n", res.StatusCode, http.StatusText(res.StatusCode), url)
 		return 1
 	}
 	fmt.Println("OK")
