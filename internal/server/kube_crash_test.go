@@ -53,18 +53,26 @@ func TestKubernetesDeployCrashRestart(t *testing.T) {
 	})
 	w := deployCrashLoop(t, bin, kc, gatewaytest.ReachableDir(t), "", rounds)
 	w.deleteEverything()
-	kc.awaitNone()
+	kc.awaitNone(w.ns)
 	w.last.stop()
 }
 
-// awaitNone waits (bounded) until none of occ's objects is left, once the
-// Namespaces were deleted: the namespace controller removes what a
-// namespace held.
-func (k *kubeCrashCompute) awaitNone() {
+// awaitNone waits (bounded) until nothing of a deleted Namespace is left
+// (the namespace controller removes what a namespace held).
+func (k *kubeCrashCompute) awaitNone(nsID string) {
 	deadline := time.Now().Add(k.settleWait())
-	for left := k.objects(false); len(left) > 0; left = k.objects(false) {
+	for {
+		var left []string
+		for _, o := range k.objects(false) {
+			if o.ns == nsID {
+				left = append(left, o.what)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
 		if time.Now().After(deadline) {
-			k.t.Fatalf("%v after the Namespace's deletion, occ's objects are left: %v", k.settleWait(), left)
+			k.t.Fatalf("%v after the Namespace's deletion, its objects are left: %v", k.settleWait(), left)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -102,6 +110,7 @@ func (k *kubeCrashCompute) settleWait() time.Duration { return 3 * time.Minute }
 // kubeObject is one object occ made, as the crash test sees it.
 type kubeObject struct {
 	what  string // kind namespace/name
+	ns    string // its occ Namespace's ID
 	agent string // its Agent's ID ("" for a namespace's own objects)
 	live  bool   // not being deleted
 }
@@ -115,7 +124,7 @@ func (k *kubeCrashCompute) objects(podsOnly bool) []kubeObject {
 	sel := metav1.ListOptions{LabelSelector: kubernetes.LabelManagedBy + "=" + kubernetes.ManagedBy}
 	var out []kubeObject
 	add := func(kind string, m metav1.Object) {
-		out = append(out, kubeObject{what: kind + " " + m.GetNamespace() + "/" + m.GetName(), agent: m.GetLabels()[kubernetes.LabelAgent],
+		out = append(out, kubeObject{what: kind + " " + m.GetNamespace() + "/" + m.GetName(), ns: m.GetLabels()[kubernetes.LabelNamespace], agent: m.GetLabels()[kubernetes.LabelAgent],
 			live: m.GetDeletionTimestamp() == nil})
 	}
 	must := func(err error) {
@@ -248,6 +257,6 @@ func testAPIServerOutage(t *testing.T, bin string, c *kubetest.Cluster, kc *kube
 	await("succeeded once the API server is back", 3*time.Minute, func(d map[string]any) bool { return d["status"] == "succeeded" })
 	w.last = p
 	w.deleteEverything()
-	kc.awaitNone()
+	kc.awaitNone(w.ns)
 	p.stop()
 }
