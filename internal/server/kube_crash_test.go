@@ -33,8 +33,11 @@ const kubeCrashRounds = 20
 // stays so, and River holds no unfinished work. At the end the Namespace
 // is deleted, and with it the Kubernetes namespace.
 //
-// OCC_TEST_KUBE_CRASH_ROUNDS raises the rounds (default 20).
+// OCC_TEST_KUBE_CRASH_ROUNDS raises the rounds (default 20). It runs in
+// parallel (after the package's serial tests, beside the other parallel
+// ones): most of its time is spent waiting for Pods and gateways.
 func TestKubernetesDeployCrashRestart(t *testing.T) {
+	t.Parallel()
 	rounds := kubeCrashRounds
 	if s := os.Getenv("OCC_TEST_KUBE_CRASH_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
