@@ -13,14 +13,15 @@
 //
 // It is a benchmark, not a test: nothing is asserted about the figures.
 //
-//	OCC_TEST_KUBE_ASSETS=$(scripts/kube-assets) OCC_BENCH_KUBE_AGENTS=500 \
-//	  go test -run '^$' -bench BenchmarkKubeScale -benchtime 1x -timeout 60m ./bench/kubescale/
+//	OCC_TEST_KUBE_ASSETS=$(scripts/kube-assets) go test -run '^$' -bench BenchmarkKubeScale \
+//	  -benchtime 1x -timeout 60m ./bench/kubescale/ -args -agents 500
 package kubescale_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,17 +55,15 @@ const perNamespace = 50
 // clients send the setup requests and the deploys at once.
 const clients = 16
 
+// agents is how many Agents a run deploys (`-args -agents N`).
+var agents = flag.Int("agents", 500, "Agents deployed at once")
+
 func BenchmarkKubeScale(b *testing.B) {
-	n := 500
-	if s := os.Getenv("OCC_BENCH_KUBE_AGENTS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			b.Fatalf("OCC_BENCH_KUBE_AGENTS=%q: want a positive number", s)
-		}
-		n = v
+	if *agents < 1 {
+		b.Fatalf("-agents %d: want a positive number", *agents)
 	}
 	for range b.N {
-		runScale(b, n)
+		runScale(b, *agents)
 	}
 }
 
