@@ -218,10 +218,7 @@ func TestStopThenDeleteConvergeTheDriver(t *testing.T) {
 func TestDriverFailuresRetryThenSettle(t *testing.T) {
 	t.Parallel()
 	var faulty *computetest.Faulty
-	e := newEnv(t, computetest.FakeCapabilities(), withDriver(func(f *computetest.Fake) compute.Driver {
-		faulty = computetest.NewFaulty(f)
-		return faulty
-	}), withOptions(func(o *worker.Options) { o.MaxAttempts = 2 }))
+	e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2 }))
 
 	t.Run("retryable then healed", func(t *testing.T) {
 		g := e.agent(agentSpec{harness: apiKey("sk")})
@@ -253,10 +250,7 @@ func TestDriverFailuresRetryThenSettle(t *testing.T) {
 func TestUnavailableDependencyWaitsWithoutSpendingAttempts(t *testing.T) {
 	t.Parallel()
 	var faulty *computetest.Faulty
-	e := newEnv(t, computetest.FakeCapabilities(), withDriver(func(f *computetest.Fake) compute.Driver {
-		faulty = computetest.NewFaulty(f)
-		return faulty
-	}), withOptions(func(o *worker.Options) { o.MaxAttempts = 2 }))
+	e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2 }))
 
 	g := e.agent(agentSpec{harness: apiKey("sk")})
 	faulty.Inject(computetest.Fault{Method: computetest.MethodPrepareRevision, ID: g.ID, Times: computetest.Forever, Unavailable: true})
@@ -279,10 +273,7 @@ func TestUnavailableDependencyWaitsWithoutSpendingAttempts(t *testing.T) {
 	t.Run("the deadline ends the wait", func(t *testing.T) {
 		t.Parallel()
 		var faulty *computetest.Faulty
-		e := newEnv(t, computetest.FakeCapabilities(), withDriver(func(f *computetest.Fake) compute.Driver {
-			faulty = computetest.NewFaulty(f)
-			return faulty
-		}), withOptions(func(o *worker.Options) { o.MaxAttempts = 2; o.ConvergenceTimeout = 2 * time.Second }))
+		e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2; o.ConvergenceTimeout = 2 * time.Second }))
 		g := e.agent(agentSpec{harness: apiKey("sk")})
 		faulty.Inject(computetest.Fault{ID: g.ID, Times: computetest.Forever, Unavailable: true})
 		failedWith(t, e.settled(g, e.deploy(e.admin, g)), occ.DeployConvergenceDeadline)
