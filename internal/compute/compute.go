@@ -32,7 +32,8 @@ type Capabilities = occ.ComputeCapabilities
 
 // Driver is a Compute Driver: the whole contract a place that runs
 // gateways implements. Every method is idempotent and keyed by IDs; errors
-// are retryable unless marked Permanent. computetest.Run states every
+// are retryable unless marked Permanent, and those marked Unavailable (the
+// place cannot answer now) are waited out without spending attempts. computetest.Run states every
 // obligation as a test; a new driver runs it with one call.
 type Driver interface {
 	// Name is the driver's configuration name (local, ssh, docker, kubernetes).

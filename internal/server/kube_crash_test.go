@@ -49,15 +49,19 @@ func TestKubernetesDeployCrashRestart(t *testing.T) {
 	c := kubetest.Start(t, kubetest.WithNodes(1))
 	bin := buildOCC(t)
 	kc := &kubeCrashCompute{t: t, cs: kubeClient(t, c), kubelet: c.StartKubelet(t, gatewaytest.BuildBinary(t)), kubeconfig: c.KubeconfigPath()}
-	t.Run("APIServerOutage", func(t *testing.T) {
+	sub := func(t *testing.T) *kubeCrashCompute {
 		kc := *kc
 		kc.t = t
-		testAPIServerOutage(t, bin, c, &kc)
+		return &kc
+	}
+	t.Run("APIServerOutage", func(t *testing.T) { testAPIServerOutage(t, bin, c, sub(t)) })
+	t.Run("CrashLoop", func(t *testing.T) {
+		kc := sub(t)
+		w := deployCrashLoop(t, bin, kc, gatewaytest.ReachableDir(t), "", rounds)
+		w.deleteEverything()
+		kc.awaitNone(w.ns)
+		w.last.stop()
 	})
-	w := deployCrashLoop(t, bin, kc, gatewaytest.ReachableDir(t), "", rounds)
-	w.deleteEverything()
-	kc.awaitNone(w.ns)
-	w.last.stop()
 }
 
 // awaitNone waits (bounded) until nothing of a deleted Namespace is left

@@ -189,7 +189,9 @@ func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) er
 		return w.fail(ctx, p, code, nil)
 	}
 	if errors.Is(err, compute.ErrUnavailable) {
-		w.log.Warn("compute dependency unavailable; will retry", "revision", p.job.Args.RevisionID, "error", err)
+		if p.dep.LastAttemptCode != occ.AttemptDependency { // once per outage, not every pass
+			w.log.Warn("compute dependency unavailable; will retry", "revision", p.job.Args.RevisionID, "error", err)
+		}
 		return w.pending(ctx, p, occ.AttemptDependency, nil)
 	}
 	if p.job.Attempt >= p.job.MaxAttempts {
