@@ -32,7 +32,8 @@ type Capabilities = occ.ComputeCapabilities
 
 // Driver is a Compute Driver: the whole contract a place that runs
 // gateways implements. Every method is idempotent and keyed by IDs; errors
-// are retryable unless marked Permanent. computetest.Run states every
+// are retryable unless marked Permanent, and those marked Unavailable (the
+// place cannot answer now) are waited out without spending attempts. computetest.Run states every
 // obligation as a test; a new driver runs it with one call.
 type Driver interface {
 	// Name is the driver's configuration name (local, ssh, docker, kubernetes).
@@ -92,4 +93,27 @@ func PermanentCode(err error) string {
 		return p.Code
 	}
 	return ""
+}
+
+// ErrUnavailable is what errors.Is finds in a failure marked Unavailable:
+// the driver's dependency (an API server, a host, a daemon) could not be
+// reached or asked to back off (429, 5xx, a timeout, a refused or reset
+// connection). The worker retries such a call with backoff until the
+// deployment's convergence deadline without spending an attempt, and
+// shows the deployment queued with DEPENDENCY_UNAVAILABLE meanwhile.
+var ErrUnavailable = errors.New("compute dependency unavailable")
+
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string        { return e.err.Error() }
+func (e *unavailableError) Unwrap() error        { return e.err }
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unavailable marks err as the driver's dependency being unavailable for
+// now (see ErrUnavailable); nil stays nil.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unavailableError{err: err}
 }

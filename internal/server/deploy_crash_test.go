@@ -46,19 +46,42 @@ func TestDeployCrashRestart(t *testing.T) {
 	}
 	bin := buildOCC(t)
 	fake := gatewaytest.BuildBinary(t)
-	t.Run("sqlite", func(t *testing.T) { deployCrashLoop(t, bin, fake, "", rounds) })
-	t.Run("postgres", func(t *testing.T) { deployCrashLoop(t, bin, fake, storetest.URL(t, "postgres"), 3) })
+	t.Run("sqlite", func(t *testing.T) {
+		l := newLocalCrashCompute(t, fake)
+		deployCrashLoop(t, bin, l, l.dataDir, "", rounds).last.stop()
+	})
+	t.Run("postgres", func(t *testing.T) {
+		l := newLocalCrashCompute(t, fake)
+		deployCrashLoop(t, bin, l, l.dataDir, storetest.URL(t, "postgres"), 3).last.stop()
+	})
+}
+
+// crashCompute is what the deploy crash test sees of the place that runs
+// the gateways (the local driver's processes and directories, a
+// cluster's objects and Pods).
+type crashCompute interface {
+	// env is occ's environment selecting and configuring the driver.
+	env() []string
+	// workloads maps an Agent ID to its live gateway workloads (a process,
+	// a Pod not being deleted), each described in a line.
+	workloads() map[string][]string
+	// held maps an Agent ID to everything the driver holds for it (a
+	// directory, objects), each described in a line.
+	held() map[string][]string
+	// settleWait bounds the wait for everything to settle after a restart.
+	settleWait() time.Duration
 }
 
 // deployCrash is what the deploy crash test knows across rounds.
 type deployCrash struct {
 	*crashWorld
-	fake   string
-	ns     string
-	secret string
-	cfg    string
-	role   string
-	seq    int
+	compute crashCompute
+	last    *occProc // the running occ, once the rounds are over
+	ns      string
+	secret  string
+	cfg     string
+	role    string
+	seq     int
 
 	mu        sync.Mutex
 	agents    map[string]bool   // created (201)
@@ -82,11 +105,17 @@ type soul struct {
 	maybe []string // writes sent after it whose outcome is unknown
 }
 
-func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
-	w := &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: gatewaytest.ReachableDir(t), logDir: t.TempDir()},
-		fake: fake, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, gone: map[string]bool{}, deploys: map[string]string{},
+func newDeployCrash(t *testing.T, bin string, cc crashCompute, dataDir, dbURL string) *deployCrash {
+	return &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: dataDir, logDir: t.TempDir()},
+		compute: cc, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, gone: map[string]bool{}, deploys: map[string]string{},
 		revisions: map[string]string{}, terminal: map[string]string{}, files: map[string]*soul{}}
-	t.Cleanup(w.killGateways)
+}
+
+// deployCrashLoop runs rounds of burst, SIGKILL, restart, settle and
+// checks on one data directory; dbURL "" means its SQLite file. occ is
+// left running (w.last).
+func deployCrashLoop(t *testing.T, bin string, cc crashCompute, dataDir, dbURL string, rounds int) *deployCrash {
+	w := newDeployCrash(t, bin, cc, dataDir, dbURL)
 	p := w.startOCC()
 	w.setup(p)
 	var total time.Duration
@@ -103,13 +132,52 @@ func deployCrashLoop(t *testing.T, bin, fake, dbURL string, rounds int) {
 	}
 	t.Logf("%d rounds, %v per round on average; %d SOUL.md reads checked against the acknowledged writes", rounds,
 		(total / time.Duration(rounds)).Round(time.Millisecond), w.souls)
-	p.stop()
+	w.last = p
+	return w
 }
 
-// startOCC is crashWorld.start with the fake gateway as the local driver's
-// gateway command.
+// deleteEverything deletes every Agent left, then the Namespace, and waits
+// (bounded) until both are gone.
+func (w *deployCrash) deleteEverything() {
+	t, p := w.t, w.last
+	t.Helper()
+	var left []string
+	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
+		if !w.gone[agt] {
+			left = append(left, agt)
+		}
+	}
+	for _, agt := range left {
+		if r := p.must("DELETE", "/namespaces/"+w.ns+"/agents/"+agt, nil); r.Status != 202 && r.Status != 409 && r.Status != 404 {
+			t.Fatalf("DELETE agent %s = %d %v", agt, r.Status, r.Body)
+		}
+	}
+	gone := func(what, path string) {
+		deadline := time.Now().Add(w.compute.settleWait())
+		for p.must("GET", path, nil).Status != 404 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not gone after %v\n%s", what, w.compute.settleWait(), readTail(p.logs))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	for _, agt := range left {
+		gone("Agent "+agt, "/namespaces/"+w.ns+"/agents/"+agt)
+	}
+	for _, path := range []string{"/configurations/" + w.cfg, "/secrets/" + w.secret} {
+		if r := p.must("DELETE", "/namespaces/"+w.ns+path, nil); r.Status/100 != 2 {
+			t.Fatalf("DELETE %s = %d %v", path, r.Status, r.Body)
+		}
+	}
+	if r := p.must("DELETE", "/namespaces/"+w.ns, nil); r.Status != 202 {
+		t.Fatalf("DELETE namespace = %d %v", r.Status, r.Body)
+	}
+	gone("Namespace "+w.ns, "/namespaces/"+w.ns)
+}
+
+// startOCC is crashWorld.start with the driver's environment.
 func (w *deployCrash) startOCC() *occProc {
-	w.env = []string{"OCC_COMPUTE_GATEWAY_COMMAND=" + w.fake}
+	w.env = w.compute.env()
 	return w.start()
 }
 
@@ -424,12 +492,12 @@ func (w *deployCrash) pending(p *occProc) []string {
 }
 
 // settle waits (bounded) until nothing is pending, scanning the gateway
-// processes at every poll.
+// workloads at every poll.
 func (w *deployCrash) settle(p *occProc) time.Duration {
 	t := w.t
 	t.Helper()
 	start := time.Now()
-	wait := 60 * time.Second
+	wait := w.compute.settleWait()
 	if w.dbURL != "" {
 		wait = 150 * time.Second // River's rescuer runs every 30 s
 	}
@@ -446,18 +514,12 @@ func (w *deployCrash) settle(p *occProc) time.Duration {
 	}
 }
 
-// gateways maps Agent ID → pid → command line of the gateway processes of
-// this data directory.
-func (w *deployCrash) gateways() map[string]map[string]string {
-	return gatewayProcs(filepath.Join(w.dataDir, "compute", "namespaces"))
-}
-
-// scanDuplicates fails the test when any Agent has two gateway processes.
-func (w *deployCrash) scanDuplicates() map[string]map[string]string {
-	g := w.gateways()
+// scanDuplicates fails the test when any Agent has two gateway workloads.
+func (w *deployCrash) scanDuplicates() map[string][]string {
+	g := w.compute.workloads()
 	for agt, procs := range g {
 		if len(procs) > 1 {
-			w.t.Errorf("Agent %s has %d gateway processes: %v", agt, len(procs), procs)
+			w.t.Errorf("Agent %s has %d gateway workloads: %v", agt, len(procs), procs)
 		}
 	}
 	return g
@@ -467,8 +529,7 @@ func (w *deployCrash) scanDuplicates() map[string]map[string]string {
 func (w *deployCrash) check(p *occProc) {
 	t := w.t
 	t.Helper()
-	procs := w.scanDuplicates()
-	agentsDir := filepath.Join(w.dataDir, "compute", "namespaces", w.ns, "agents")
+	procs, held := w.scanDuplicates(), w.compute.held()
 	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
 		r := resp{Status: 404}
 		if !w.gone[agt] {
@@ -479,10 +540,10 @@ func (w *deployCrash) check(p *occProc) {
 				t.Errorf("Agent %s is gone but its deletion was never admitted", agt)
 			}
 			if len(procs[agt]) > 0 {
-				t.Errorf("deleted Agent %s still has gateway processes %v", agt, procs[agt])
+				t.Errorf("deleted Agent %s still has gateway workloads %v", agt, procs[agt])
 			}
-			if dirExists(t, filepath.Join(agentsDir, agt)) {
-				t.Errorf("deleted Agent %s still has its directory", agt)
+			if left := held[agt]; len(left) > 0 {
+				t.Errorf("deleted Agent %s left %v", agt, left)
 			}
 			w.gone[agt] = true
 			continue
@@ -497,26 +558,22 @@ func (w *deployCrash) check(p *occProc) {
 		running := a["desiredRuntimeState"] == "running" && a["activeRevisionId"] != nil
 		switch {
 		case running && len(procs[agt]) != 1:
-			t.Errorf("running Agent %s (active %v) has %d gateway processes, want 1: %v", agt, a["activeRevisionId"], len(procs[agt]), procs[agt])
+			t.Errorf("running Agent %s (active %v) has %d gateway workloads, want 1: %v", agt, a["activeRevisionId"], len(procs[agt]), procs[agt])
 		case !running && len(procs[agt]) != 0:
-			t.Errorf("Agent %s (desired %v, active %v) has gateway processes %v, want none", agt, a["desiredRuntimeState"], a["activeRevisionId"], procs[agt])
+			t.Errorf("Agent %s (desired %v, active %v) has gateway workloads %v, want none", agt, a["desiredRuntimeState"], a["activeRevisionId"], procs[agt])
 		case running:
 			w.checkSoul(p, agt)
 		}
 	}
-	// No process or directory of an Agent occ does not know.
+	// Nothing of an Agent occ does not know.
 	for agt, ps := range procs {
 		if !w.agents[agt] {
-			t.Errorf("gateway processes %v of an unknown Agent %s", ps, agt)
+			t.Errorf("gateway workloads %v of an unknown Agent %s", ps, agt)
 		}
 	}
-	entries, err := os.ReadDir(agentsDir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !w.agents[e.Name()] {
-			t.Errorf("directory %s belongs to no Agent of the test", e.Name())
+	for agt, what := range held {
+		if !w.agents[agt] {
+			t.Errorf("%v of an unknown Agent %s", what, agt)
 		}
 	}
 	// Deployments stay terminal with the same result; revisions never change.
@@ -560,10 +617,55 @@ func (w *deployCrash) check(p *occProc) {
 	}
 }
 
-// killGateways SIGKILLs the gateways left under this test's data directory
-// (occ leaves Agents running when it stops).
-func (w *deployCrash) killGateways() {
-	killGatewayProcs(filepath.Join(w.dataDir, "compute", "namespaces"))
+// localCrashCompute is the local driver running the fake gateway binary
+// (OCC_COMPUTE_GATEWAY_COMMAND) under the test's data directory.
+type localCrashCompute struct {
+	t       *testing.T
+	fake    string
+	dataDir string
+}
+
+// newLocalCrashCompute makes the data directory occ runs on; the gateways
+// left running under it are killed when the test ends (occ leaves Agents
+// running when it stops).
+func newLocalCrashCompute(t *testing.T, fake string) *localCrashCompute {
+	l := &localCrashCompute{t: t, fake: fake, dataDir: gatewaytest.ReachableDir(t)}
+	t.Cleanup(func() { killGatewayProcs(l.root()) })
+	return l
+}
+
+func (l *localCrashCompute) env() []string { return []string{"OCC_COMPUTE_GATEWAY_COMMAND=" + l.fake} }
+
+func (l *localCrashCompute) settleWait() time.Duration { return 60 * time.Second }
+
+func (l *localCrashCompute) root() string { return filepath.Join(l.dataDir, "compute", "namespaces") }
+
+// workloads: the gateway processes of the data directory.
+func (l *localCrashCompute) workloads() map[string][]string {
+	out := map[string][]string{}
+	for agt, procs := range gatewayProcs(l.root()) {
+		for pid, cmd := range procs {
+			out[agt] = append(out[agt], pid+" "+cmd)
+		}
+	}
+	return out
+}
+
+// held: the Agents' directories.
+func (l *localCrashCompute) held() map[string][]string {
+	out := map[string][]string{}
+	nss, _ := os.ReadDir(l.root())
+	for _, ns := range nss {
+		dir := filepath.Join(l.root(), ns.Name(), "agents")
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			l.t.Fatal(err)
+		}
+		for _, e := range entries {
+			out[e.Name()] = append(out[e.Name()], "directory "+filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
 }
 
 // liveJobs lists River jobs that are not finalized (completed, cancelled —

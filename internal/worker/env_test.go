@@ -59,6 +59,15 @@ func withDriver(wrap func(*computetest.Fake) compute.Driver) envOption {
 	return func(e *env) { e.driver = wrap(e.fake) }
 }
 
+// withFaulty makes the worker call a computetest.Faulty around the env's
+// fake, stored in *f.
+func withFaulty(f **computetest.Faulty) envOption {
+	return func(e *env) {
+		*f = computetest.NewFaulty(e.fake)
+		e.driver = *f
+	}
+}
+
 // withOptions changes the worker's options.
 func withOptions(fn func(o *worker.Options)) envOption { return func(e *env) { fn(&e.opts) } }
 

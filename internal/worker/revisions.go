@@ -179,11 +179,20 @@ func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string
 	})
 }
 
-// driverError classifies a failed driver call: permanent fails now;
-// retryable retries with backoff until the attempts run out.
+// driverError classifies a failed driver call: permanent fails now; the
+// driver's dependency unavailable (compute.ErrUnavailable) waits with
+// backoff without spending an attempt, until the convergence deadline ends
+// it; any other retryable error retries with backoff until the attempts
+// run out.
 func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) error {
 	if code := compute.PermanentCode(err); code != "" {
 		return w.fail(ctx, p, code, nil)
+	}
+	if errors.Is(err, compute.ErrUnavailable) {
+		if p.dep.LastAttemptCode != occ.AttemptDependency { // once per outage, not every pass
+			w.log.Warn("compute dependency unavailable; will retry", "revision", p.job.Args.RevisionID, "error", err)
+		}
+		return w.pending(ctx, p, occ.AttemptDependency, nil)
 	}
 	if p.job.Attempt >= p.job.MaxAttempts {
 		return w.fail(ctx, p, occ.DeployDependency, nil)

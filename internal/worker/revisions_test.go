@@ -218,10 +218,7 @@ func TestStopThenDeleteConvergeTheDriver(t *testing.T) {
 func TestDriverFailuresRetryThenSettle(t *testing.T) {
 	t.Parallel()
 	var faulty *computetest.Faulty
-	e := newEnv(t, computetest.FakeCapabilities(), withDriver(func(f *computetest.Fake) compute.Driver {
-		faulty = computetest.NewFaulty(f)
-		return faulty
-	}), withOptions(func(o *worker.Options) { o.MaxAttempts = 2 }))
+	e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2 }))
 
 	t.Run("retryable then healed", func(t *testing.T) {
 		g := e.agent(agentSpec{harness: apiKey("sk")})
@@ -243,5 +240,45 @@ func TestDriverFailuresRetryThenSettle(t *testing.T) {
 		g := e.agent(agentSpec{harness: apiKey("sk")})
 		faulty.FailPermanently(g.ID, occ.DeployInvalidConfiguration)
 		failedWith(t, e.settled(g, e.deploy(e.admin, g)), occ.DeployInvalidConfiguration)
+	})
+}
+
+// A driver whose dependency is unavailable (an API server down) keeps the
+// deployment queued with DEPENDENCY_UNAVAILABLE progress for as many
+// calls as it takes, never spending the attempts, and it converges once
+// the dependency returns; the convergence deadline still ends the wait.
+func TestUnavailableDependencyWaitsWithoutSpendingAttempts(t *testing.T) {
+	t.Parallel()
+	var faulty *computetest.Faulty
+	e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2 }))
+
+	g := e.agent(agentSpec{harness: apiKey("sk")})
+	faulty.Inject(computetest.Fault{Method: computetest.MethodPrepareRevision, ID: g.ID, Times: computetest.Forever, Unavailable: true})
+	rev := e.deploy(e.admin, g)
+	e.eventually("the deployment waits through more calls than it has attempts", func() bool {
+		return faulty.CallsOf(computetest.MethodPrepareRevision, g.ID) > 3
+	})
+	st := e.status(g, rev)
+	if st.Status != occ.DeploymentQueued || st.Progress == nil || st.Progress.LastAttempt == nil || st.Progress.LastAttempt.Code != occ.AttemptDependency {
+		t.Fatalf("deployment while the dependency is down = %s %+v; want queued with %s progress", st.Status, st.Progress, occ.AttemptDependency)
+	}
+	faulty.Heal(g.ID)
+	if st := e.settled(g, rev); st.Status != occ.DeploymentSucceeded {
+		t.Fatalf("deployment = %+v; want succeeded once the dependency returned", st)
+	}
+	if e.fake.Active(g.ID) != rev.ID {
+		t.Fatalf("active %q; want %s", e.fake.Active(g.ID), rev.ID)
+	}
+
+	t.Run("the deadline ends the wait", func(t *testing.T) {
+		t.Parallel()
+		var faulty *computetest.Faulty
+		e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2; o.ConvergenceTimeout = 2 * time.Second }))
+		g := e.agent(agentSpec{harness: apiKey("sk")})
+		faulty.Inject(computetest.Fault{ID: g.ID, Times: computetest.Forever, Unavailable: true})
+		failedWith(t, e.settled(g, e.deploy(e.admin, g)), occ.DeployConvergenceDeadline)
+		if n := faulty.CallsOf(computetest.MethodPrepareRevision, g.ID); n <= 2 {
+			t.Fatalf("%d PrepareRevision calls before the deadline; want more than the 2 attempts", n)
+		}
 	})
 }

@@ -25,7 +25,8 @@ type Proc struct {
 }
 
 // Start runs `bin serve --data-dir dataDir --listen 127.0.0.1:PORT args…`
-// on a free port, with env added to this process's environment and its
+// on a free port, with env added to this process's environment (but its
+// OCC_TEST_ variables) and its
 // output appended to logPath, and returns once /readyz answers 200.
 func Start(ctx context.Context, bin, dataDir, logPath string, args []string, env ...string) (*Proc, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -35,7 +36,7 @@ func Start(ctx context.Context, bin, dataDir, logPath string, args []string, env
 	addr := l.Addr().String()
 	l.Close()
 	cmd := exec.Command(bin, append([]string{"serve", "--data-dir", dataDir, "--listen", addr}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(inherited(), env...)
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
@@ -59,6 +60,19 @@ func Start(ctx context.Context, bin, dataDir, logPath string, args []string, env
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// inherited is this process's environment without the OCC_TEST_
+// variables: settings of the test lanes (a bench built on them reads
+// OCC_TEST_KUBE_ASSETS), which occ refuses as naming no config key.
+func inherited() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OCC_TEST_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Status reads one memory field of /proc/PID/status ("VmRSS"), in bytes.

@@ -43,6 +43,9 @@ type Fault struct {
 	// Permanent, when set, makes the failure compute.Permanent with this
 	// code; otherwise it is retryable. Either wraps ErrInjected.
 	Permanent string
+	// Unavailable, when set (and Permanent is not), marks the failure
+	// compute.Unavailable: the driver's dependency cannot be reached.
+	Unavailable bool
 	// Then, when set, runs as the fault fires, before the failure is
 	// returned: a test's failpoint, such as killing occ's database pool
 	// to stand for a crash at this call.
@@ -120,8 +123,11 @@ func (f *Faulty) match(method, id string, after bool) (func(), error) {
 			ft.Times--
 		}
 		err := ErrInjected
-		if ft.Permanent != "" {
+		switch {
+		case ft.Permanent != "":
 			err = compute.Permanent(ft.Permanent, ErrInjected)
+		case ft.Unavailable:
+			err = compute.Unavailable(ErrInjected)
 		}
 		f.faults = slices.DeleteFunc(f.faults, func(ft *Fault) bool { return ft.Times == 0 })
 		return ft.Then, err

@@ -2,11 +2,15 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/openclaw/occ/internal/compute"
 )
@@ -14,8 +18,10 @@ import (
 // classify turns an API error into the contract's classes: 400 and 422
 // (CodeRequestInvalid), 401 and 403 (CodeAccessDenied) and 409 conflicts of
 // server-side apply (another manager owns the field: CodeOwnershipConflict)
-// are permanent; everything else (429, 5xx, timeouts, socket errors, a
-// namespace still terminating) is retryable. op names what was attempted.
+// are permanent; 429, 5xx, timeouts and socket errors are retryable and
+// marked compute.Unavailable (the API server cannot answer now: the worker
+// waits for it without spending attempts); anything else (a namespace
+// still terminating) is retryable. op names what was attempted.
 func classify(op string, err error) error {
 	if err == nil {
 		return nil
@@ -30,8 +36,23 @@ func classify(op string, err error) error {
 		return compute.Permanent(CodeRequestInvalid, err)
 	case apierrors.IsConflict(err):
 		return compute.Permanent(CodeOwnershipConflict, err)
+	case unavailable(err):
+		return compute.Unavailable(err)
 	}
 	return err
+}
+
+// unavailable reports whether err says the API server cannot answer now:
+// a 429 or 5xx status (a 504 timeout included), or no answer at all (a
+// refused, reset or timed-out connection, an unexpected EOF).
+func unavailable(err error) bool {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		code := st.Status().Code
+		return code == http.StatusTooManyRequests || code >= http.StatusInternalServerError
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err)
 }
 
 // errNotOwned is the permanent error of an object occ did not create.

@@ -2,10 +2,13 @@ package kubernetes
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,23 +28,30 @@ func TestClassify(t *testing.T) {
 		name string
 		err  error
 		code string // "" = retryable
+		down bool   // marked compute.Unavailable
 	}{
-		{"400", apierrors.NewBadRequest("bad"), CodeRequestInvalid},
-		{"422", apierrors.NewInvalid(schema.GroupKind{Kind: "Deployment"}, "x", nil), CodeRequestInvalid},
-		{"401", apierrors.NewUnauthorized("who"), CodeAccessDenied},
-		{"403", apierrors.NewForbidden(gr, "x", errors.New("no")), CodeAccessDenied},
-		{"409 apply conflict", apierrors.NewConflict(gr, "x", errors.New("field managed by kubectl")), CodeOwnershipConflict},
-		{"403 namespace terminating", terminating, ""},
-		{"429", apierrors.NewTooManyRequests("slow down", 1), ""},
-		{"500", apierrors.NewInternalError(errors.New("etcd")), ""},
-		{"503", apierrors.NewServiceUnavailable("later"), ""},
-		{"timeout", apierrors.NewTimeoutError("slow", 1), ""},
-		{"socket", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, ""},
+		{"400", apierrors.NewBadRequest("bad"), CodeRequestInvalid, false},
+		{"422", apierrors.NewInvalid(schema.GroupKind{Kind: "Deployment"}, "x", nil), CodeRequestInvalid, false},
+		{"401", apierrors.NewUnauthorized("who"), CodeAccessDenied, false},
+		{"403", apierrors.NewForbidden(gr, "x", errors.New("no")), CodeAccessDenied, false},
+		{"409 apply conflict", apierrors.NewConflict(gr, "x", errors.New("field managed by kubectl")), CodeOwnershipConflict, false},
+		{"403 namespace terminating", terminating, "", false},
+		{"429", apierrors.NewTooManyRequests("slow down", 1), "", true},
+		{"500", apierrors.NewInternalError(errors.New("etcd")), "", true},
+		{"503", apierrors.NewServiceUnavailable("later"), "", true},
+		{"timeout", apierrors.NewTimeoutError("slow", 1), "", true},
+		{"socket", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, "", true},
+		{"refused", &url.Error{Op: "Get", URL: "https://127.0.0.1:1", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, "", true},
+		{"reset", fmt.Errorf("read: %w", syscall.ECONNRESET), "", true},
+		{"404", apierrors.NewNotFound(gr, "x"), "", false},
 	}
 	for _, tt := range tests {
 		err := classify("apply deployment x", tt.err)
 		if got := compute.PermanentCode(err); got != tt.code {
 			t.Errorf("%s: code %q, want %q (%v)", tt.name, got, tt.code, err)
+		}
+		if got := errors.Is(err, compute.ErrUnavailable); got != tt.down {
+			t.Errorf("%s: unavailable %v, want %v (%v)", tt.name, got, tt.down, err)
 		}
 		if !strings.Contains(err.Error(), "apply deployment x") {
 			t.Errorf("%s: %v does not say what was attempted", tt.name, err)

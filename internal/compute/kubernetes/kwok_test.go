@@ -3,22 +3,15 @@ package kubernetes_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"maps"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	k8s "k8s.io/client-go/kubernetes"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -29,264 +22,10 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 )
 
-// kubelet stands in for the kubelet of kwok's fake nodes, for occ's gateway
-// Pods only: kwok schedules Pods and reports them Running and Ready, but runs
-// nothing. For each gateway Pod bound to a node it runs the fake gateway
-// binary with the Pod's environment (secretKeyRef values read from their
-// Secrets, as a kubelet does), the Pod's ConfigMap as its openclaw.json, and
-// a directory per PersistentVolumeClaim as the state volume (kept across
-// Pods, as a claim is); it routes port-forwards to the Pod's gateway port to
-// that process (kubetest.ForwardPodPort), and stops the process when the
-// Pod is deleted.
-type kubelet struct {
-	t    *testing.T
-	c    *kubetest.Cluster
-	cs   *k8s.Clientset
-	bin  string
-	root string
-
-	mu   sync.Mutex
-	pods map[types.UID]*fakePod
-	stop chan struct{}
-	done chan struct{}
-}
-
-// fakePod is one gateway Pod's process.
-type fakePod struct {
-	ns, name string
-	agent    string
-	env      map[string]string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-}
-
-func startKubelet(t *testing.T, c *kubetest.Cluster) *kubelet {
-	k := &kubelet{t: t, c: c, cs: clientset(t, c.Config()), bin: gatewaytest.BuildBinary(t), root: t.TempDir(),
-		pods: map[types.UID]*fakePod{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go k.loop()
-	t.Cleanup(func() {
-		close(k.stop)
-		<-k.done
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		for uid, p := range k.pods {
-			p.kill()
-			delete(k.pods, uid)
-		}
-	})
-	return k
-}
-
-func (k *kubelet) loop() {
-	defer close(k.done)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-k.stop:
-			return
-		case <-tick.C:
-		}
-		k.sync()
-	}
-}
-
-// sync provisions a volume for every new claim, starts a process for
-// every new bound gateway Pod and stops the process of every Pod deleted or
-// being deleted.
-func (k *kubelet) sync() {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	k.provision(ctx)
-	list, err := k.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelManagedBy + "=" + kubernetes.ManagedBy})
-	if err != nil {
-		return
-	}
-	seen := map[types.UID]bool{}
-	for i := range list.Items {
-		p := &list.Items[i]
-		if p.DeletionTimestamp != nil || p.Spec.NodeName == "" {
-			continue
-		}
-		seen[p.UID] = true
-		k.mu.Lock()
-		_, running := k.pods[p.UID]
-		k.mu.Unlock()
-		if !running {
-			if fp, err := k.run(ctx, p); err == nil {
-				k.mu.Lock()
-				k.pods[p.UID] = fp
-				k.mu.Unlock()
-			}
-		}
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for uid, fp := range k.pods {
-		if !seen[uid] {
-			fp.kill()
-			delete(k.pods, uid)
-		}
-	}
-}
-
-// provision plays a volume provisioner (the node lane has none): each of
-// occ's pending claims gets a PersistentVolume of its own, bound to it
-// (claimRef), on the directory standing for the claim.
-func (k *kubelet) provision(ctx context.Context) {
-	claims, err := k.cs.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelManagedBy + "=" + kubernetes.ManagedBy})
-	if err != nil {
-		return
-	}
-	for _, c := range claims.Items {
-		if c.Spec.VolumeName != "" || c.DeletionTimestamp != nil {
-			continue
-		}
-		pv := &corev1.PersistentVolume{
-			ObjectMeta: metav1.ObjectMeta{Name: "pv-" + string(c.UID)},
-			Spec: corev1.PersistentVolumeSpec{
-				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: c.Spec.Resources.Requests[corev1.ResourceStorage]},
-				AccessModes:                   c.Spec.AccessModes,
-				PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-				ClaimRef:                      &corev1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: c.Namespace, Name: c.Name, UID: c.UID},
-				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{
-					Path: k.claimDir(c.Namespace, c.Name)}},
-			},
-		}
-		_, _ = k.cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
-	}
-}
-
-// claimDir is the directory standing for a claim.
-func (k *kubelet) claimDir(ns, claim string) string {
-	return filepath.Join(k.root, "claims", ns, claim)
-}
-
-// run starts the fake gateway of Pod p.
-func (k *kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
-	podDir := filepath.Join(k.root, "pods", string(p.UID))
-	var stateDir, configDir string
-	for _, v := range p.Spec.Volumes {
-		switch {
-		case v.PersistentVolumeClaim != nil:
-			stateDir = k.claimDir(p.Namespace, v.PersistentVolumeClaim.ClaimName)
-		case v.ConfigMap != nil:
-			cm, err := k.cs.CoreV1().ConfigMaps(p.Namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			configDir = filepath.Join(podDir, "config")
-			if err := os.MkdirAll(configDir, 0o700); err != nil {
-				return nil, err
-			}
-			for name, data := range cm.Data {
-				if err := os.WriteFile(filepath.Join(configDir, name), []byte(data), 0o600); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	if stateDir == "" || configDir == "" {
-		return nil, errors.New("pod without state or config volume")
-	}
-	// The Pod's paths, as this host has them.
-	local := strings.NewReplacer(kubernetes.DataDir, stateDir, kubernetes.ConfigDir, configDir)
-	cfgPath := filepath.Join(configDir, "openclaw.json")
-	b, err := os.ReadFile(cfgPath)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(cfgPath, []byte(local.Replace(string(b))), 0o600); err != nil {
-		return nil, err
-	}
-	for _, d := range []string{"state", "workspace", "logs", "home"} {
-		if err := os.MkdirAll(filepath.Join(stateDir, d), 0o700); err != nil {
-			return nil, err
-		}
-	}
-	c := p.Spec.Containers[0]
-	env := map[string]string{}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
-			s, err := k.cs.CoreV1().Secrets(p.Namespace).Get(ctx, e.ValueFrom.SecretKeyRef.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			env[e.Name] = string(s.Data[e.ValueFrom.SecretKeyRef.Key])
-		default:
-			env[e.Name] = e.Value
-		}
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(k.bin, "gateway", "run", "--port", strconv.Itoa(port))
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	for name, v := range env {
-		cmd.Env = append(cmd.Env, name+"="+local.Replace(v))
-	}
-	cmd.Dir = filepath.Join(stateDir, "home")
-	log, err := os.Create(filepath.Join(podDir, "console.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer log.Close()
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	fp := &fakePod{ns: p.Namespace, name: p.Name, agent: p.Labels[kubernetes.LabelAgent], env: env, cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(fp.exited) }()
-	// In a goroutine of its own: ForwardPodPort ends the goroutine that
-	// calls it when it fails (a namespace being deleted meanwhile).
-	forwarded := make(chan struct{})
-	go func() {
-		defer close(forwarded)
-		k.c.ForwardPodPort(k.t, p.Namespace, p.Name, int32(c.Ports[0].ContainerPort), "127.0.0.1:"+strconv.Itoa(port))
-	}()
-	<-forwarded
-	return fp, nil
-}
-
-func (p *fakePod) kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// running is the process of the Agent's live Pod, if one runs.
-func (k *kubelet) running(agent string) []*fakePod {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var out []*fakePod
-	for _, p := range k.pods {
-		if p.agent == agent {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // observer sees the cluster as an admin and the fake Pods' processes.
 type observer struct {
 	cs *k8s.Clientset
-	k  *kubelet
+	k  *kubetest.Kubelet
 }
 
 func (o observer) NamespaceExists(t *testing.T, id string) bool {
@@ -312,15 +51,15 @@ func (o observer) Workloads(t *testing.T, ag compute.AgentRef) []string {
 
 func (o observer) WorkloadEnv(t *testing.T, ag compute.AgentRef) (map[string]string, bool) {
 	t.Helper()
-	ps := o.k.running(ag.AgentID)
+	ps := o.k.Processes(ag.AgentID)
 	if len(ps) != 1 {
 		return nil, false
 	}
-	return ps[0].env, true
+	return ps[0].Env, true
 }
 
 func (o observer) workspace(ag compute.AgentRef) string {
-	return filepath.Join(o.k.claimDir(kubernetes.NamespaceName(ag.NamespaceID), kubernetes.StateClaimName(ag.AgentID)), "workspace")
+	return filepath.Join(o.k.ClaimDir(kubernetes.NamespaceName(ag.NamespaceID), kubernetes.StateClaimName(ag.AgentID)), "workspace")
 }
 
 func (o observer) WorkspaceFile(t *testing.T, ag compute.AgentRef, name string) (string, bool) {
@@ -380,7 +119,7 @@ func (o observer) ScanState(t *testing.T, visit func(where string, content []byt
 // nodes, with the stand-in kubelet running the fake gateway for each Pod.
 func TestKwokConformance(t *testing.T) {
 	c := kubetest.Start(t, kubetest.WithNodes(2))
-	k := startKubelet(t, c)
+	k := c.StartKubelet(t, gatewaytest.BuildBinary(t))
 	cs := clientset(t, c.Config())
 	opts := func(o *kubernetes.Options) {
 		o.QuotaPods, o.TerminationTimeout, o.PodStartWait = 20, 60*time.Second, kubernetes.DefaultPodStartWait
@@ -403,7 +142,7 @@ func TestKwokConformance(t *testing.T) {
 // contract's suite.
 func TestKwokDriver(t *testing.T) {
 	c := kubetest.Start(t, kubetest.WithNodes(1))
-	startKubelet(t, c)
+	c.StartKubelet(t, gatewaytest.BuildBinary(t))
 	t.Run("QuotaForbidsPod", func(t *testing.T) { testQuotaForbidsPod(t, c) })
 	t.Run("DiagnoseSlack", func(t *testing.T) { testDiagnoseSlack(t, c) })
 }

@@ -9,6 +9,10 @@
 // users UserKubeconfig creates, so permission checks answer as in a real
 // cluster.
 //
+// With nodes, Cluster.StartKubelet stands in for the kubelet of occ's gateway
+// Pods (it runs the fake gateway for each); Cluster.StartProxy puts a proxy
+// in front of the API server that a test takes down and brings back.
+//
 // The binaries come from the directory named by OCC_TEST_KUBE_ASSETS, which
 // scripts/test sets. Without it every function here fails the test with a
 // message saying how to build them; nothing is skipped.
