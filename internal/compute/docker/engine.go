@@ -17,13 +17,13 @@ func secondsDuration(n int) time.Duration { return time.Duration(n) * time.Secon
 // 1.41+ field names).
 
 type containerState struct {
-	Status       string // created, running, restarting, paused, exited, dead, removing
-	Running      bool
-	Restarting   bool
-	OOMKilled    bool
-	ExitCode     int
-	Error        string
-	StartedAt    string
+	Status     string // created, running, restarting, paused, exited, dead, removing
+	Running    bool
+	Restarting bool
+	OOMKilled  bool
+	ExitCode   int
+	Error      string
+	StartedAt  string
 }
 
 type portBinding struct {
@@ -72,8 +72,8 @@ type hostConfig struct {
 	Init           *bool  `json:",omitempty"`
 	IpcMode        string `json:",omitempty"`
 	Memory         int64
-	NanoCPUs       int64 `json:"NanoCpus"`
-	PidsLimit      *int64 `json:",omitempty"`
+	NanoCPUs       int64    `json:"NanoCpus"`
+	PidsLimit      *int64   `json:",omitempty"`
 	Binds          []string `json:",omitempty"`
 	Devices        []any    `json:",omitempty"`
 }

@@ -58,4 +58,3 @@ func open(t *testing.T, edit ...func(*docker.Options)) *docker.Driver {
 	t.Cleanup(func() { d.Close() })
 	return d
 }
-
