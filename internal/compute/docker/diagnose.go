@@ -27,8 +27,8 @@ const (
 	// CodeUnavailable: the check could not be made (no container, no
 	// answer).
 	CodeUnavailable = compute.CodeUnavailable
-	// CodeContainerFailed: the revision's gateway container exited or
-	// keeps restarting.
+	// CodeContainerFailed: the revision's gateway container exited, keeps
+	// restarting or was restarted by the engine.
 	CodeContainerFailed = "CONTAINER_FAILED"
 )
 
@@ -36,7 +36,7 @@ const (
 // (compute.CheckMessage has the shared ones).
 var diagMessages = map[string]string{
 	CodeUnavailable:     "The gateway container of this revision is missing or did not answer.",
-	CodeContainerFailed: "The gateway container of this revision exited or keeps restarting.",
+	CodeContainerFailed: "The gateway container of this revision exited or was restarted after its gateway exited.",
 }
 
 // diagnoseTimeout bounds Diagnose.
@@ -78,7 +78,11 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	}
 	switch containerPhase(c) {
 	case containerRunning:
-		out.Checks = append(out.Checks, check(ComponentGateway, CheckContainer, gateway.CheckSucceeded, CodeOK))
+		if c.RestartCount > 0 {
+			out.Checks = append(out.Checks, check(ComponentGateway, CheckContainer, gateway.CheckFailed, CodeContainerFailed))
+		} else {
+			out.Checks = append(out.Checks, check(ComponentGateway, CheckContainer, gateway.CheckSucceeded, CodeOK))
+		}
 	case containerFailed:
 		out.Checks = append(out.Checks, check(ComponentGateway, CheckContainer, gateway.CheckFailed, CodeContainerFailed))
 		return unknown(CheckHealthz, CheckStartupz, CheckReadyz)

@@ -51,11 +51,17 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	if !found || c.Config.Labels[LabelRevision] != spec.RevisionID {
 		return starting, nil
 	}
+	failed := compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: "process", CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}
 	switch containerPhase(c) {
 	case containerFailed:
-		return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: "process", CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}, nil
+		return failed, nil
 	case containerStarting:
 		return starting, nil
+	}
+	// The engine restarts a gateway that exits: one that has restarted
+	// and does not answer ready is failing, not starting.
+	if c.RestartCount > 0 {
+		starting = failed
 	}
 	ep, err := d.endpointOf(c)
 	if err != nil {
@@ -67,7 +73,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	cancel()
 	switch {
 	case err == nil:
-	case errors.Is(err, gateway.ErrNotReady) && h.Started:
+	case errors.Is(err, gateway.ErrNotReady) && h.Started && c.RestartCount == 0:
 		return compute.Readiness{PendingReason: occ.PendingGatewayUnavailable}, nil
 	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
 		return starting, nil
