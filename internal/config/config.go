@@ -167,6 +167,11 @@ type DockerResources struct {
 	// CPUs is the CPU limit in CPUs, up to three decimals. Default "4";
 	// 0.01..1024.
 	CPUs string `yaml:"cpus"`
+	// OpenFiles and Processes are the nofile and nproc limits of the
+	// container's processes; 0 (the default) leaves the engine's. Podman's
+	// default is above the hard limit of some hosts. 0..1048576.
+	OpenFiles int64 `yaml:"openFiles"`
+	Processes int64 `yaml:"processes"`
 }
 
 // KubernetesCompute configures the kubernetes compute driver: how occ

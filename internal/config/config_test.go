@@ -488,6 +488,8 @@ func TestEnvNames(t *testing.T) {
 		"compute.docker.images.gateway":                            "OCC_COMPUTE_DOCKER_IMAGES_GATEWAY",
 		"compute.docker.resources.memory":                          "OCC_COMPUTE_DOCKER_RESOURCES_MEMORY",
 		"compute.docker.resources.cpus":                            "OCC_COMPUTE_DOCKER_RESOURCES_CPUS",
+		"compute.docker.resources.openFiles":                       "OCC_COMPUTE_DOCKER_RESOURCES_OPEN_FILES",
+		"compute.docker.resources.processes":                       "OCC_COMPUTE_DOCKER_RESOURCES_PROCESSES",
 		"compute.kubernetes.context":                               "OCC_COMPUTE_KUBERNETES_CONTEXT",
 		"compute.kubernetes.endpointAccess":                        "OCC_COMPUTE_KUBERNETES_ENDPOINT_ACCESS",
 		"compute.kubernetes.gatewayClients.namespace":              "OCC_COMPUTE_KUBERNETES_GATEWAY_CLIENTS_NAMESPACE",
@@ -550,8 +552,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 80 {
-		t.Errorf("len(Keys()) = %d, want 80: %v", len(keys), keys)
+	if len(keys) != 82 {
+		t.Errorf("len(Keys()) = %d, want 82: %v", len(keys), keys)
 	}
 }
 
@@ -712,6 +714,8 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"docker memory bytes", dock(func(d *DockerCompute) { d.Resources.Memory = "1073741824" }), "", ""},
 		{"docker cpus", dock(func(d *DockerCompute) { d.Resources.CPUs = "1.5" }), "", ""},
 		{"docker bad cpus", dock(func(d *DockerCompute) { d.Resources.CPUs = "500m" }), "compute.docker.resources.cpus", "not a number of CPUs"},
+		{"docker limits", dock(func(d *DockerCompute) { d.Resources.OpenFiles, d.Resources.Processes = 20000, 4096 }), "", ""},
+		{"docker open files", dock(func(d *DockerCompute) { d.Resources.OpenFiles = -1 }), "compute.docker.resources.openFiles", "outside 0..1048576"},
 		{"docker no cpus", dock(func(d *DockerCompute) { d.Resources.CPUs = "0" }), "compute.docker.resources.cpus", "outside 0.01..1024"},
 		{"docker image", dock(func(d *DockerCompute) { d.Images.Gateway = "open claw" }), "compute.docker.images.gateway", "not an image reference"},
 		{"docker native admin", dock(func(d *DockerCompute) {}, func(c *Config) {

@@ -64,6 +64,8 @@ func (v *validator) docker(d DockerCompute, selected bool) {
 	} else if n < 64<<20 {
 		v.add(p+"resources.memory", "%q is below 64Mi", d.Resources.Memory)
 	}
+	v.intRange(p+"resources.openFiles", d.Resources.OpenFiles, 0, 1<<20)
+	v.intRange(p+"resources.processes", d.Resources.Processes, 0, 1<<20)
 	if n, err := d.Resources.NanoCPUs(); err != nil {
 		v.add(p+"resources.cpus", "%v", err)
 	} else if n < 1e7 || n > 1024e9 {

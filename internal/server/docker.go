@@ -23,7 +23,7 @@ func (m *Main) dockerDriver() (compute.Driver, error) {
 		return nil, fmt.Errorf("compute.docker.resources.cpus: %w", err)
 	}
 	d, err := docker.New(docker.Options{Host: k.Host, RequestTimeout: k.RequestTimeout.D(), GatewayImage: k.Images.Gateway,
-		GatewayPort: k.GatewayPort, MemoryBytes: mem, NanoCPUs: cpus, Logger: m.Logger.With("component", "compute")})
+		GatewayPort: k.GatewayPort, MemoryBytes: mem, NanoCPUs: cpus, OpenFiles: k.Resources.OpenFiles, Processes: k.Resources.Processes, Logger: m.Logger.With("component", "compute")})
 	if err != nil {
 		return nil, err
 	}

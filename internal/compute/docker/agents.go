@@ -30,11 +30,14 @@ const (
 	// GatewayUser is the user and group the gateway runs as (the image's
 	// non-root "node" user).
 	GatewayUser = "1000:1000"
+	gatewayID   = 1000
 	// PidsLimit bounds the processes of one gateway container.
 	PidsLimit = 4096
-	// tmpfs sizes of HOME and /tmp.
-	homeTmpfs = "rw,nosuid,nodev,size=1024m,uid=1000,gid=1000,mode=0700"
-	tmpTmpfs  = "rw,nosuid,nodev,noexec,size=64m,mode=1777"
+	// tmpfs of HOME (the gateway's: uid=/gid= for Docker, U, "chown to
+	// the container's user", for Podman, which refuses uid=) and /tmp.
+	homeTmpfs       = "rw,nosuid,nodev,size=1024m,mode=0700,uid=1000,gid=1000"
+	homeTmpfsPodman = "rw,nosuid,nodev,size=1024m,mode=0700,U"
+	tmpTmpfs        = "rw,nosuid,nodev,noexec,size=64m,mode=1777"
 )
 
 // PrepareRevision ensures the Namespace's network and the Agent's volumes,
@@ -94,7 +97,10 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if c.State.Status == "created" {
 		// The configuration goes in before the first start (whoever
 		// created the container: the same bytes, by the hash label).
-		if err := d.e.putArchive(ctx, c.ID, DataDir, configArchive(rendered)); err != nil {
+		if err := d.e.putArchive(ctx, c.ID, DataDir, stateArchive(rendered)); err != nil {
+			return compute.Readiness{}, classify(err)
+		}
+		if err := d.e.putArchive(ctx, c.ID, WorkspaceDir, workspaceArchive()); err != nil {
 			return compute.Readiness{}, classify(err)
 		}
 		if err := d.e.startContainer(ctx, c.ID); err != nil {
@@ -149,6 +155,17 @@ func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, en
 	net := NetworkName(spec.NamespaceID)
 	pids := int64(PidsLimit)
 	init := false
+	home := homeTmpfs
+	if d.podman {
+		home = homeTmpfsPodman
+	}
+	var limits []ulimit
+	if d.o.OpenFiles > 0 {
+		limits = append(limits, ulimit{Name: "nofile", Soft: d.o.OpenFiles, Hard: d.o.OpenFiles})
+	}
+	if d.o.Processes > 0 {
+		limits = append(limits, ulimit{Name: "nproc", Soft: d.o.Processes, Hard: d.o.Processes})
+	}
 	return containerCreate{
 		containerConfig: containerConfig{
 			User: GatewayUser, Env: env, Entrypoint: []string{"node", "-e", wrapperScript}, Cmd: cmd, Image: d.o.GatewayImage,
@@ -160,7 +177,7 @@ func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, en
 			PortBindings:   map[string][]portBinding{port: {{HostIP: "127.0.0.1"}}},
 			RestartPolicy:  restartPolicy{Name: "unless-stopped"},
 			Mounts:         []mount{{Type: "volume", Source: StateVolumeName(spec.AgentRef), Target: DataDir}, {Type: "volume", Source: WorkspaceVolumeName(spec.AgentRef), Target: WorkspaceDir}},
-			Tmpfs:          map[string]string{HomeDir: homeTmpfs, "/tmp": tmpTmpfs},
+			Tmpfs:          map[string]string{HomeDir: home, "/tmp": tmpTmpfs},
 			ReadonlyRootfs: true,
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges:true"},
@@ -169,6 +186,7 @@ func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, en
 			Memory:         d.o.MemoryBytes,
 			NanoCPUs:       d.o.NanoCPUs,
 			PidsLimit:      &pids,
+			Ulimits:        limits,
 		},
 		NetworkingConfig: networkingConfig{EndpointsConfig: map[string]endpointSettings{net: {Aliases: []string{GatewayName(spec.AgentRef)}}}},
 	}
@@ -181,15 +199,35 @@ func (d *Driver) relayPort() int { return d.o.GatewayPort + 1 }
 // portKey is the engine's name of the gateway's TCP port.
 func portKey(port int) string { return itoa(port) + "/tcp" }
 
-// configArchive is the tar stream of ConfigDir with the rendered
-// openclaw.json: owned by root, readable by the gateway, not writable.
-func configArchive(rendered []byte) *bytes.Reader {
+// stateArchive is what occ puts into the state volume before a
+// container's first start: the volume's root, state and logs owned by the
+// gateway's user, and the rendered openclaw.json in a directory owned by
+// root, readable by the gateway and not writable. (Podman does not copy
+// the image's directory into a volume that is no longer empty, and Docker
+// copies it at creation: occ sets what the gateway needs either way.)
+func stateArchive(rendered []byte) *bytes.Reader {
+	return archive(func(tw *tar.Writer, now time.Time) {
+		for _, dir := range []string{"./", "state/", "logs/"} {
+			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir, Mode: 0o700, Uid: gatewayID, Gid: gatewayID, ModTime: now})
+		}
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "config/", Mode: 0o755, ModTime: now})
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "config/" + gateway.ConfigFileName, Mode: 0o444, Size: int64(len(rendered)), ModTime: now})
+		_, _ = tw.Write(rendered)
+	})
+}
+
+// workspaceArchive gives the workspace volume's root to the gateway's
+// user.
+func workspaceArchive() *bytes.Reader {
+	return archive(func(tw *tar.Writer, now time.Time) {
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: 0o700, Uid: gatewayID, Gid: gatewayID, ModTime: now})
+	})
+}
+
+func archive(write func(*tar.Writer, time.Time)) *bytes.Reader {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	now := time.Now()
-	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "config/", Mode: 0o755, ModTime: now})
-	_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "config/" + gateway.ConfigFileName, Mode: 0o444, Size: int64(len(rendered)), ModTime: now})
-	_, _ = tw.Write(rendered)
+	write(tw, time.Now())
 	_ = tw.Close()
 	return bytes.NewReader(buf.Bytes())
 }

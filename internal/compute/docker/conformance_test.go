@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,7 +112,7 @@ func (o observer) WorkloadEnv(t *testing.T, ag compute.AgentRef) (map[string]str
 
 // workspace is the Agent's workspace volume as the host sees it.
 func (o observer) workspace(ag compute.AgentRef) string {
-	return filepath.Join(o.d.DataRoot(), "volumes", docker.WorkspaceVolumeName(ag), "_data")
+	return o.d.VolumeDir(docker.WorkspaceVolumeName(ag))
 }
 
 func (o observer) WorkspaceFile(t *testing.T, ag compute.AgentRef, name string) (string, bool) {
@@ -170,7 +171,7 @@ func (o observer) ScanState(t *testing.T, visit func(where string, content []byt
 	for _, v := range o.volumes(t, managed) {
 		b, _ := json.Marshal(v)
 		visit("volume/"+v.Name, b)
-		root := filepath.Join(o.d.DataRoot(), "volumes", v.Name, "_data")
+		root := o.d.VolumeDir(v.Name)
 		_ = filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
 			if err != nil || e.IsDir() {
 				return nil
@@ -181,6 +182,33 @@ func (o observer) ScanState(t *testing.T, visit func(where string, content []byt
 			return nil
 		})
 	}
+}
+
+// TestPodmanConformance runs the same suite against Podman's
+// Docker-compatible service, with the open files and processes limits set:
+// Podman's defaults are above this machine's hard limits (runc: "error
+// setting rlimit type 7: operation not permitted").
+func TestPodmanConformance(t *testing.T) {
+	pd := dockertest.StartPodman(t)
+	var nofile syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile); err != nil {
+		t.Fatal(err)
+	}
+	limits := func(o *docker.Options) {
+		o.OpenFiles, o.Processes = int64(min(nofile.Max, 65536)), 4096
+	}
+	computetest.Run(t, func(t *testing.T) computetest.Harness {
+		return computetest.Harness{
+			Driver:   openOn(t, pd, limits),
+			Observer: observer{d: pd},
+			Reopen:   func(t *testing.T) compute.Driver { return openOn(t, pd, limits) },
+			Options: computetest.Options{
+				ReadyTimeout:     2 * time.Minute,
+				SlowStart:        computetest.FakeGatewaySlowStart,
+				RejectCredential: computetest.FakeGatewayRejectCredential,
+			},
+		}
+	})
 }
 
 // TestDockerConformance runs the driver contract's suite against a real

@@ -66,6 +66,12 @@ type Options struct {
 	// MemoryBytes and NanoCPUs limit each gateway container (0: none).
 	MemoryBytes int64
 	NanoCPUs    int64
+	// OpenFiles and Processes, when not 0, are the container's nofile and
+	// nproc limits (soft and hard); 0 leaves the engine's default (Podman's
+	// is above the hard limit of some hosts, where it cannot start a
+	// container without them).
+	OpenFiles int64
+	Processes int64
 	// ModelProbeTimeout bounds the startup model probe; 0 is
 	// DefaultModelProbeTimeout.
 	ModelProbeTimeout time.Duration
@@ -76,6 +82,9 @@ type Options struct {
 type Driver struct {
 	o Options
 	e engine
+	// podman is set by Preflight for Podman's service (its tmpfs options
+	// differ).
+	podman bool
 
 	mu sync.Mutex
 	// verified maps an Agent to the container whose model credential was
@@ -108,7 +117,7 @@ func New(o Options) (*Driver, error) {
 	if o.GatewayPort < 1024 || o.GatewayPort > 65534 {
 		return nil, fmt.Errorf("docker compute driver: gateway port %d is out of range", o.GatewayPort)
 	}
-	if o.MemoryBytes < 0 || o.NanoCPUs < 0 {
+	if o.MemoryBytes < 0 || o.NanoCPUs < 0 || o.OpenFiles < 0 || o.Processes < 0 {
 		return nil, errors.New("docker compute driver: negative resource limits")
 	}
 	if o.RequestTimeout <= 0 {

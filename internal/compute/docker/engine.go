@@ -74,8 +74,14 @@ type hostConfig struct {
 	Memory         int64
 	NanoCPUs       int64    `json:"NanoCpus"`
 	PidsLimit      *int64   `json:",omitempty"`
+	Ulimits        []ulimit `json:",omitempty"`
 	Binds          []string `json:",omitempty"`
 	Devices        []any    `json:",omitempty"`
+}
+
+type ulimit struct {
+	Name       string
+	Soft, Hard int64
 }
 
 type endpointSettings struct {

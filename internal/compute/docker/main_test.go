@@ -40,7 +40,12 @@ func TestMain(m *testing.M) {
 // after its preflight; edit changes the options first.
 func open(t *testing.T, edit ...func(*docker.Options)) *docker.Driver {
 	t.Helper()
-	dd := daemon(t)
+	return openOn(t, daemon(t), edit...)
+}
+
+// openOn is open on another engine.
+func openOn(t *testing.T, dd *dockertest.Daemon, edit ...func(*docker.Options)) *docker.Driver {
+	t.Helper()
 	o := docker.Options{Host: dd.Host(), GatewayImage: dd.GatewayImage(t), GatewayPort: 8080,
 		MemoryBytes: 512 << 20, NanoCPUs: 1e9, RequestTimeout: 30 * time.Second}
 	for _, e := range edit {

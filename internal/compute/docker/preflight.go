@@ -52,6 +52,7 @@ func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
 			info.Podman = true
 		}
 	}
+	d.podman = info.Podman
 	ok, err := d.e.imageExists(ctx, d.o.GatewayImage)
 	if err != nil {
 		return Engine{}, fmt.Errorf("%s: reading image %q: %w", SettingGatewayImage, d.o.GatewayImage, err)

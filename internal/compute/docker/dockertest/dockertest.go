@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -32,9 +31,11 @@ import (
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
-// Daemon is a running dockerd of a test.
+// Daemon is a running dockerd (or Podman's Docker-compatible service) of
+// a test.
 type Daemon struct {
 	dir    string
+	podman bool
 	cmd    *exec.Cmd
 	exited chan struct{}
 	client *http.Client
@@ -46,32 +47,55 @@ type Daemon struct {
 
 // New starts a dockerd and waits until it answers (60 s at most).
 func New() (*Daemon, error) {
-	bin, err := dockerd()
+	bin, err := install("dockerd", "docker.io")
 	if err != nil {
 		return nil, err
 	}
+	return start(false, func(dir string) []string {
+		return []string{bin, "--host", "unix://" + filepath.Join(dir, "docker.sock"), "--data-root", filepath.Join(dir, "data"),
+			"--exec-root", filepath.Join(dir, "x"), "--pidfile", filepath.Join(dir, "dockerd.pid"), "--storage-driver", "vfs",
+			"--iptables=false", "--ip6tables=false", "--bridge=none", "--log-level", "warn"}
+	})
+}
+
+// NewPodman starts Debian's Podman (installed with apt-get when missing)
+// as a Docker-compatible service (`podman system service`) with its
+// storage, run root and network configuration under a new directory, and
+// waits until it answers.
+func NewPodman() (*Daemon, error) {
+	bin, err := install("podman", "podman")
+	if err != nil {
+		return nil, err
+	}
+	return start(true, func(dir string) []string {
+		return []string{bin, "--root", filepath.Join(dir, "data"), "--runroot", filepath.Join(dir, "x"), "--storage-driver", "vfs",
+			"--network-config-dir", filepath.Join(dir, "cni"), "--tmpdir", filepath.Join(dir, "tmp"), "--log-level", "warn",
+			"system", "service", "--time", "0", "unix://" + filepath.Join(dir, "docker.sock")}
+	})
+}
+
+func start(podman bool, argv func(dir string) []string) (*Daemon, error) {
 	// Short: unix socket paths are limited to 108 bytes.
 	dir, err := os.MkdirTemp("/tmp", "occdk")
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{dir: dir, exited: make(chan struct{})}
-	log, err := os.Create(filepath.Join(dir, "dockerd.log"))
+	d := &Daemon{dir: dir, podman: podman, exited: make(chan struct{})}
+	log, err := os.Create(filepath.Join(dir, "daemon.log"))
 	if err != nil {
 		return nil, err
 	}
 	defer log.Close()
-	d.cmd = exec.Command(bin, "--host", d.Host(), "--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "x"),
-		"--pidfile", filepath.Join(dir, "dockerd.pid"), "--storage-driver", "vfs", "--iptables=false", "--ip6tables=false",
-		"--bridge=none", "--log-level", "warn")
+	args := argv(dir)
+	d.cmd = exec.Command(args[0], args[1:]...)
 	d.cmd.Stdout, d.cmd.Stderr = log, log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := d.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("dockertest: start dockerd: %w", err)
+		return nil, fmt.Errorf("dockertest: start %s: %w", d.name(), err)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.exited) }()
-	fmt.Fprintf(os.Stderr, "dockertest: started dockerd (pid %d) on %s\n", d.cmd.Process.Pid, d.Host())
+	fmt.Fprintf(os.Stderr, "dockertest: started %s (pid %d) on %s\n", d.name(), d.cmd.Process.Pid, d.Host())
 	sock := d.socket()
 	d.client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var dl net.Dialer
@@ -85,15 +109,15 @@ func New() (*Daemon, error) {
 		}
 		select {
 		case <-d.exited:
-			b, _ := os.ReadFile(filepath.Join(dir, "dockerd.log"))
+			b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
 			d.Stop()
-			return nil, fmt.Errorf("dockertest: dockerd exited at start:\n%s", b)
+			return nil, fmt.Errorf("dockertest: %s exited at start:\n%s", d.name(), b)
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "dockerd.log"))
+			b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
 			d.Stop()
-			return nil, fmt.Errorf("dockertest: dockerd does not answer after 60 s:\n%s", b)
+			return nil, fmt.Errorf("dockertest: %s does not answer after 60 s:\n%s", d.name(), b)
 		}
 	}
 }
@@ -109,24 +133,42 @@ func Start(t testing.TB) *Daemon {
 	return d
 }
 
-// dockerd finds Debian's dockerd, installing docker.io when it is missing
-// and this process is root.
-func dockerd() (string, error) {
-	if p, err := exec.LookPath("dockerd"); err == nil {
+// StartPodman starts Podman's service, stopped when the test ends.
+func StartPodman(t testing.TB) *Daemon {
+	t.Helper()
+	d, err := NewPodman()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	return d
+}
+
+func (d *Daemon) name() string {
+	if d.podman {
+		return "podman system service"
+	}
+	return "dockerd"
+}
+
+// install finds a program, installing its Debian package when it is
+// missing and this process is root.
+func install(program, pkg string) (string, error) {
+	if p, err := exec.LookPath(program); err == nil {
 		return p, nil
 	}
 	if os.Geteuid() != 0 {
-		return "", errors.New("dockertest: dockerd is not on PATH; install Debian's docker.io (scripts/test does as root)")
+		return "", fmt.Errorf("dockertest: %s is not on PATH; install Debian's %s (scripts/test does as root)", program, pkg)
 	}
-	fmt.Fprintln(os.Stderr, "dockertest: dockerd not found; installing the Debian package docker.io")
-	for _, args := range [][]string{{"update", "-q"}, {"install", "-y", "-q", "--no-install-recommends", "docker.io"}} {
+	fmt.Fprintf(os.Stderr, "dockertest: %s not found; installing the Debian package %s\n", program, pkg)
+	for _, args := range [][]string{{"update", "-q"}, {"install", "-y", "-q", "--no-install-recommends", pkg}} {
 		cmd := exec.Command("apt-get", args...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("dockertest: apt-get %s: %v\n%s", strings.Join(args, " "), err, b)
 		}
 	}
-	return exec.LookPath("dockerd")
+	return exec.LookPath(program)
 }
 
 func (d *Daemon) socket() string { return filepath.Join(d.dir, "docker.sock") }
@@ -134,12 +176,27 @@ func (d *Daemon) socket() string { return filepath.Join(d.dir, "docker.sock") }
 // Host is the engine's address, for the driver's Options.Host.
 func (d *Daemon) Host() string { return "unix://" + d.socket() }
 
-// DataRoot is the engine's data root (volumes are under volumes/).
-func (d *Daemon) DataRoot() string { return filepath.Join(d.dir, "data") }
+// VolumeDir is where the engine keeps a named volume's files.
+func (d *Daemon) VolumeDir(name string) string {
+	return filepath.Join(d.dir, "data", "volumes", name, "_data")
+}
 
-// Stop stops dockerd (SIGTERM, SIGKILL after 30 s), then the containerd it
-// started, both by PID, and removes the directory.
+// Podman reports whether the engine is Podman's service.
+func (d *Daemon) Podman() bool { return d.podman }
+
+// Stop removes every container left (Podman's run on after its service
+// ends), stops the daemon (SIGTERM, SIGKILL after 30 s), then the
+// containerd dockerd started, both by PID, and removes the directory.
 func (d *Daemon) Stop() {
+	var left []struct {
+		ID string `json:"Id"`
+	}
+	if status, b, err := d.Do(http.MethodGet, "/containers/json?all=1", nil); err == nil && status == http.StatusOK {
+		_ = json.Unmarshal(b, &left)
+	}
+	for _, c := range left {
+		_, _, _ = d.Do(http.MethodDelete, "/containers/"+c.ID+"?force=1", nil)
+	}
 	containerd := readPID(filepath.Join(d.dir, "x", "containerd", "containerd.pid"))
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -155,7 +212,7 @@ func (d *Daemon) Stop() {
 		}
 		_ = syscall.Kill(containerd, syscall.SIGKILL)
 	}
-	fmt.Fprintf(os.Stderr, "dockertest: stopped dockerd (pid %d)\n", d.cmd.Process.Pid)
+	fmt.Fprintf(os.Stderr, "dockertest: stopped %s (pid %d)\n", d.name(), d.cmd.Process.Pid)
 	// What the engine left mounted (volumes, the exec root's namespaces)
 	// is unmounted before the directory goes.
 	_ = exec.Command("umount", "-R", "-l", filepath.Join(d.dir, "x")).Run()
@@ -309,11 +366,20 @@ func (d *Daemon) buildImage(t testing.TB) (string, error) {
 		return "", err
 	}
 	repo, tag, _ := strings.Cut(ImageRef, ":")
-	q := url.Values{"fromSrc": {"-"}, "repo": {repo}, "tag": {tag},
+	// Imported as :latest, then tagged: Podman 4.3's import ignores the
+	// tag parameter.
+	q := url.Values{"fromSrc": {"-"}, "repo": {repo},
 		"changes": {`ENTRYPOINT ["/usr/local/bin/openclaw"]`, "USER 1000:1000", "ENV PATH=/usr/local/bin:/usr/bin:/bin"}}
 	status, b, err := d.Do(http.MethodPost, "/images/create?"+q.Encode(), &buf)
 	if err != nil || status != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) {
 		return "", fmt.Errorf("dockertest: import the gateway image: %d %v %s", status, err, b)
+	}
+	if status, b, err := d.Do(http.MethodPost, "/images/"+repo+":latest/tag?"+url.Values{"repo": {repo}, "tag": {tag}}.Encode(), nil); err != nil || status >= 300 {
+		return "", fmt.Errorf("dockertest: tag the gateway image: %d %v %s", status, err, b)
+	}
+	if status, _, err := d.Do(http.MethodGet, "/images/"+ImageRef+"/json", nil); err != nil || status != http.StatusOK {
+		_, list, _ := d.Do(http.MethodGet, "/images/json", nil)
+		return "", fmt.Errorf("dockertest: the imported image is not %s (%d %v): %s", ImageRef, status, err, list)
 	}
 	return ImageRef, nil
 }
