@@ -16,17 +16,22 @@ import (
 )
 
 // Where things are in the gateway container. The state volume is mounted
-// at DataDir, the workspace volume at WorkspaceDir (inside it); HOME and
+// at DataDir, the workspace volume at WorkspaceMount (inside it); HOME and
 // /tmp are tmpfs; the rendered configuration is copied to ConfigPath
 // (owned by root, read-only to the gateway) before the container starts.
+// The volumes' roots stay root's: the gateway writes in StateDir, the
+// logs directory and WorkspaceDir, which occ gives to its user.
 const (
-	DataDir      = "/var/lib/openclaw"
-	StateDir     = DataDir + "/state"
-	WorkspaceDir = DataDir + "/workspace"
-	LogFile      = DataDir + "/logs/gateway.log"
-	ConfigDir    = DataDir + "/config"
-	ConfigPath   = ConfigDir + "/" + gateway.ConfigFileName
-	HomeDir      = "/home/node"
+	DataDir        = "/var/lib/openclaw"
+	StateDir       = DataDir + "/state"
+	WorkspaceMount = DataDir + "/agent"
+	WorkspaceDir   = WorkspaceMount + "/" + WorkspaceSubdir
+	// WorkspaceSubdir is the workspace's directory in its volume.
+	WorkspaceSubdir = "workspace"
+	LogFile         = DataDir + "/logs/gateway.log"
+	ConfigDir       = DataDir + "/config"
+	ConfigPath      = ConfigDir + "/" + gateway.ConfigFileName
+	HomeDir         = "/home/node"
 	// GatewayUser is the user and group the gateway runs as (the image's
 	// non-root "node" user).
 	GatewayUser = "1000:1000"
@@ -100,7 +105,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		if err := d.e.putArchive(ctx, c.ID, DataDir, stateArchive(rendered)); err != nil {
 			return compute.Readiness{}, classify(err)
 		}
-		if err := d.e.putArchive(ctx, c.ID, WorkspaceDir, workspaceArchive()); err != nil {
+		if err := d.e.putArchive(ctx, c.ID, WorkspaceMount, workspaceArchive()); err != nil {
 			return compute.Readiness{}, classify(err)
 		}
 		if err := d.e.startContainer(ctx, c.ID); err != nil {
@@ -176,7 +181,7 @@ func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, en
 			NetworkMode:    net,
 			PortBindings:   map[string][]portBinding{port: {{HostIP: "127.0.0.1"}}},
 			RestartPolicy:  restartPolicy{Name: "unless-stopped"},
-			Mounts:         []mount{{Type: "volume", Source: StateVolumeName(spec.AgentRef), Target: DataDir}, {Type: "volume", Source: WorkspaceVolumeName(spec.AgentRef), Target: WorkspaceDir}},
+			Mounts:         []mount{{Type: "volume", Source: StateVolumeName(spec.AgentRef), Target: DataDir}, {Type: "volume", Source: WorkspaceVolumeName(spec.AgentRef), Target: WorkspaceMount}},
 			Tmpfs:          map[string]string{HomeDir: home, "/tmp": tmpTmpfs},
 			ReadonlyRootfs: true,
 			CapDrop:        []string{"ALL"},
@@ -200,14 +205,15 @@ func (d *Driver) relayPort() int { return d.o.GatewayPort + 1 }
 func portKey(port int) string { return itoa(port) + "/tcp" }
 
 // stateArchive is what occ puts into the state volume before a
-// container's first start: the volume's root, state and logs owned by the
+// container's first start: state and logs directories owned by the
 // gateway's user, and the rendered openclaw.json in a directory owned by
-// root, readable by the gateway and not writable. (Podman does not copy
-// the image's directory into a volume that is no longer empty, and Docker
-// copies it at creation: occ sets what the gateway needs either way.)
+// root, readable by the gateway and not writable. (occ does not rely on
+// the engine copying the image's directory into a new volume: Docker does
+// it at creation, Podman at the first start and only into an empty
+// volume.)
 func stateArchive(rendered []byte) *bytes.Reader {
 	return archive(func(tw *tar.Writer, now time.Time) {
-		for _, dir := range []string{"./", "state/", "logs/"} {
+		for _, dir := range []string{"state/", "logs/"} {
 			_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: dir, Mode: 0o700, Uid: gatewayID, Gid: gatewayID, ModTime: now})
 		}
 		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "config/", Mode: 0o755, ModTime: now})
@@ -216,11 +222,11 @@ func stateArchive(rendered []byte) *bytes.Reader {
 	})
 }
 
-// workspaceArchive gives the workspace volume's root to the gateway's
-// user.
+// workspaceArchive is the workspace directory in its volume, owned by the
+// gateway's user.
 func workspaceArchive() *bytes.Reader {
 	return archive(func(tw *tar.Writer, now time.Time) {
-		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: 0o700, Uid: gatewayID, Gid: gatewayID, ModTime: now})
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: WorkspaceSubdir + "/", Mode: 0o700, Uid: gatewayID, Gid: gatewayID, ModTime: now})
 	})
 }
 

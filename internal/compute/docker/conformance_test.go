@@ -112,7 +112,7 @@ func (o observer) WorkloadEnv(t *testing.T, ag compute.AgentRef) (map[string]str
 
 // workspace is the Agent's workspace volume as the host sees it.
 func (o observer) workspace(ag compute.AgentRef) string {
-	return o.d.VolumeDir(docker.WorkspaceVolumeName(ag))
+	return filepath.Join(o.d.VolumeDir(docker.WorkspaceVolumeName(ag)), docker.WorkspaceSubdir)
 }
 
 func (o observer) WorkspaceFile(t *testing.T, ag compute.AgentRef, name string) (string, bool) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/docker"
+	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -166,6 +167,32 @@ func TestDockerContainerObjects(t *testing.T) {
 			t.Errorf("process %v does not run as uid 1000 (%v)", p, top.Titles)
 		}
 	}
+	// The state and the workspace belong to the gateway's user, the
+	// volumes' roots to root (HOME, a tmpfs, the engine's archive does not
+	// see).
+	for dir, want := range map[string]int{docker.StateDir: 1000, docker.WorkspaceDir: 1000, docker.DataDir: 0, docker.WorkspaceMount: 0} {
+		if uid := ownerOf(t, dd, c.ID, dir); uid != want {
+			t.Errorf("%s belongs to uid %d, want %d", dir, uid, want)
+		}
+	}
+	// occ's backend client, through the relay, writes a workspace file
+	// (operator.admin: the gateway sees direct loopback), which lands in
+	// the workspace volume.
+	ep, ok := d.GatewayEndpoint(ctx, rev.AgentRef)
+	if !ok {
+		t.Fatal("no endpoint")
+	}
+	conn, err := gateway.Dial(ctx, gateway.Options{URL: ep.URL, Token: ep.Token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.SetAgentFile(ctx, gateway.AgentFileWrite{Name: "USER.md", Content: "written through the relay"}); err != nil {
+		t.Errorf("agents.files.set through the relay: %v", err)
+	}
+	conn.Close()
+	if got, ok := obs.WorkspaceFile(t, rev.AgentRef, "USER.md"); !ok || got != "written through the relay" {
+		t.Errorf("workspace file in the volume: %q %v", got, ok)
+	}
 	// The secret is in the environment only; the token too.
 	env := strings.Join(c.Config.Env, "\n")
 	if !strings.Contains(env, "MODEL_KEY="+secret) || !strings.Contains(env, "OPENCLAW_GATEWAY_TOKEN=") {
@@ -224,6 +251,23 @@ func TestDockerContainerObjects(t *testing.T) {
 }
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }
+
+// ownerOf is the owner of a directory of the container, through the
+// engine's archive.
+func ownerOf(t *testing.T, dd interface {
+	Do(string, string, any) (int, []byte, error)
+}, id, dir string) int {
+	t.Helper()
+	status, b, err := dd.Do(http.MethodGet, "/containers/"+id+"/archive?path="+dir, nil)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("read %s: %d %v", dir, status, err)
+	}
+	hdr, err := tar.NewReader(bytes.NewReader(b)).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hdr.Uid
+}
 
 // readConfig reads the container's openclaw.json through the engine.
 func readConfig(t *testing.T, dd interface {

@@ -283,13 +283,11 @@ func (d *Daemon) MustDo(t testing.TB, method, path string, body, out any) {
 const ImageRef = "occ-test/fakegateway:1"
 
 // GatewayImage builds the test gateway image once per daemon and returns
-// its name: a root filesystem of the fake gateway (built with
-// CGO_ENABLED=0) as the entry point /usr/local/bin/openclaw, the host's
-// node with the libraries it links (the driver's wrapper runs it),
-// /etc/passwd and /etc/group naming node (1000:1000), and /var/lib/openclaw
-// with its workspace, state, logs and config subdirectories owned by
-// 1000:1000 (the volumes start as copies of it), imported with the engine's
-// image import (no registry is involved).
+// its name: no more than the driver asks of an image — the fake gateway
+// (built with CGO_ENABLED=0) as the entry point /usr/local/bin/openclaw,
+// the host's node with the libraries it links (the driver's wrapper runs
+// it), /etc/passwd and /etc/group naming node (1000:1000) and /tmp —
+// imported with the engine's image import (no registry is involved).
 func (d *Daemon) GatewayImage(t testing.TB) string {
 	t.Helper()
 	d.imageOnce.Do(func() { d.image, d.imageErr = d.buildImage(t) })
@@ -339,17 +337,12 @@ func (d *Daemon) buildImage(t testing.TB) (string, error) {
 			}
 		}
 	}
-	for _, p := range []string{"etc/x", "usr/local/bin/x", "home/node/x"} {
+	for _, p := range []string{"etc/x", "usr/local/bin/x"} {
 		parents(p)
 	}
 	dir("tmp", 0o1777, 0)
 	file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/home/node:/sbin/nologin\n"))
 	file("etc/group", 0o644, []byte("root:x:0:\nnode:x:1000:\n"))
-	parents("var/lib/x")
-	dir("var/lib/openclaw", 0o755, 1000)
-	for _, sub := range []string{"workspace", "state", "logs"} {
-		dir("var/lib/openclaw/"+sub, 0o700, 1000)
-	}
 	if err := copyFile("usr/local/bin/openclaw", bin); err != nil {
 		return "", err
 	}
