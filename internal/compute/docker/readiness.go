@@ -2,13 +2,11 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
-	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -58,35 +56,26 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	case containerStarting:
 		return starting, nil
 	}
-	// The engine restarts a gateway that exits: one that has restarted
-	// and does not answer ready is failing, not starting.
-	if c.RestartCount > 0 {
-		starting = failed
-	}
 	ep, err := d.endpointOf(c)
 	if err != nil {
 		d.o.Logger.Debug("gateway port not published yet", "agent", spec.AgentID, "error", err)
 		return starting, nil
 	}
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	h, err := gateway.Probe(pctx, "http://"+strings.TrimPrefix(ep.URL, "ws://"))
-	cancel()
-	switch {
-	case err == nil:
-	case errors.Is(err, gateway.ErrNotReady) && h.Started && c.RestartCount == 0:
-		return compute.Readiness{PendingReason: occ.PendingGatewayUnavailable}, nil
-	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
-		return starting, nil
-	default:
-		return compute.Readiness{}, err
-	}
 	d.mu.Lock()
 	verified := d.verified[spec.AgentRef] == c.ID
 	d.mu.Unlock()
-	r, err := compute.AskGateway(ctx, compute.Ask{Dial: gateway.Options{URL: ep.URL, Token: ep.Token}, Document: spec.Document,
-		ProbeModel: !verified, ModelProbeTimeout: d.o.ModelProbeTimeout, HealthTimeout: healthTimeout})
-	if err != nil || !r.Ready {
+	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified,
+		ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
+	if err != nil {
 		return r, err
+	}
+	if !r.Ready {
+		// The engine restarts a gateway that exits: one that has
+		// restarted and does not answer ready is failing, not starting.
+		if c.RestartCount > 0 && r.PendingReason != "" {
+			return failed, nil
+		}
+		return r, nil
 	}
 	d.mu.Lock()
 	d.verified[spec.AgentRef] = c.ID
