@@ -159,7 +159,10 @@ func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, en
 	stop := StopSeconds
 	net := NetworkName(spec.NamespaceID)
 	pids := int64(PidsLimit)
-	init := false
+	// Docker's init (docker-init, shipped with the engine) is PID 1 and
+	// reaps the gateway's orphans; Podman's needs catatonit, which a host
+	// may lack (creation then fails), so there the wrapper is PID 1.
+	init := !d.podman
 	home := homeTmpfs
 	if d.podman {
 		home = homeTmpfsPodman

@@ -74,6 +74,7 @@ type fullContainer struct {
 		NanoCpus       int64
 		PidsLimit      int64
 		Devices        []any
+		Init           *bool
 	}
 	Mounts          []struct{ Type, Name, Source, Destination string }
 	NetworkSettings struct {
@@ -113,6 +114,9 @@ func TestDockerContainerObjects(t *testing.T) {
 		!slices.Contains(h.SecurityOpt, "no-new-privileges:true") || len(h.Binds) > 0 || len(h.Devices) > 0 {
 		t.Errorf("not hardened: user %q, read-only %v, caps -%v +%v, privileged %v, security %v, binds %v, devices %v",
 			c.Config.User, h.ReadonlyRootfs, h.CapDrop, h.CapAdd, h.Privileged, h.SecurityOpt, h.Binds, h.Devices)
+	}
+	if h.Init == nil || !*h.Init {
+		t.Errorf("no init process (docker-init) to reap the gateway's orphans")
 	}
 	if h.Memory != 512<<20 || h.NanoCpus != 1e9 || h.PidsLimit != docker.PidsLimit {
 		t.Errorf("limits: memory %d, CPUs %d, pids %d", h.Memory, h.NanoCpus, h.PidsLimit)
