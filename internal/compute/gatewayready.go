@@ -3,6 +3,7 @@ package compute
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/openclaw/occ/internal/gateway"
@@ -110,4 +111,37 @@ func ProbeModel(ctx context.Context, c *gateway.Conn, provider string, timeout t
 		detail = "other"
 	}
 	return held(HeldCheckModelProbe, HeldModelProbeFailed, &FailureCause{Kind: "PROBE_STATUS", Detail: detail})
+}
+
+// Probe is a readiness check of a running workload's gateway through its
+// endpoint (ws://host:port).
+type Probe struct {
+	Endpoint Endpoint
+	Document map[string]any
+	// ProbeModel, ModelProbeTimeout and HealthTimeout are AskGateway's;
+	// ProbeTimeout bounds the probe routes.
+	ProbeModel                                     bool
+	ModelProbeTimeout, ProbeTimeout, HealthTimeout time.Duration
+}
+
+// ProbeEndpoint reads a running gateway's readiness the way every driver
+// that reaches it through an endpoint does: /healthz, /startupz and
+// /readyz (not ready once started: occ.PendingGatewayUnavailable; not
+// answering or still starting: occ.PendingGatewayStarting), then
+// AskGateway.
+func ProbeEndpoint(ctx context.Context, p Probe) (Readiness, error) {
+	pctx, cancel := context.WithTimeout(ctx, p.ProbeTimeout)
+	h, err := gateway.Probe(pctx, "http://"+strings.TrimPrefix(p.Endpoint.URL, "ws://"))
+	cancel()
+	switch {
+	case err == nil:
+	case errors.Is(err, gateway.ErrNotReady) && h.Started:
+		return Readiness{PendingReason: occ.PendingGatewayUnavailable}, nil
+	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
+		return Readiness{PendingReason: occ.PendingGatewayStarting}, nil
+	default:
+		return Readiness{}, err
+	}
+	return AskGateway(ctx, Ask{Dial: gateway.Options{URL: p.Endpoint.URL, Token: p.Endpoint.Token}, Document: p.Document,
+		ProbeModel: p.ProbeModel, ModelProbeTimeout: p.ModelProbeTimeout, HealthTimeout: p.HealthTimeout})
 }

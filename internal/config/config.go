@@ -128,6 +128,50 @@ type Compute struct {
 	Local LocalCompute `yaml:"local"`
 	// Kubernetes configures the kubernetes driver.
 	Kubernetes KubernetesCompute `yaml:"kubernetes"`
+	// Docker configures the docker driver.
+	Docker DockerCompute `yaml:"docker"`
+}
+
+// DockerCompute configures the docker compute driver: the engine occ
+// talks to (its Engine API socket), the gateway image (already in the
+// engine: occ never pulls) and each gateway container's limits. Validated
+// when compute.driver is docker.
+type DockerCompute struct {
+	// Host is the engine's address: unix:///path (its socket) or
+	// tcp://host:port (plain HTTP). Default unix:///var/run/docker.sock.
+	Host string `yaml:"host"`
+	// RequestTimeout bounds every Engine API request. Default 10s; 1s..2m.
+	RequestTimeout Duration `yaml:"requestTimeout"`
+	// GatewayPort is the port the gateway listens on (loopback) in its
+	// container; the next port is its relay, the one published on
+	// 127.0.0.1. Default 8080; 1024..65534.
+	GatewayPort int `yaml:"gatewayPort"`
+	// Images are the container images the driver runs.
+	Images DockerImages `yaml:"images"`
+	// Resources are each gateway container's limits.
+	Resources DockerResources `yaml:"resources"`
+}
+
+// DockerImages are the images of the docker driver.
+type DockerImages struct {
+	// Gateway is the OpenClaw gateway image reference, already loaded in
+	// the engine. Required.
+	Gateway string `yaml:"gateway"`
+}
+
+// DockerResources are the limits of each gateway container.
+type DockerResources struct {
+	// Memory is the memory limit: a number of bytes with an optional
+	// binary suffix (Ki, Mi, Gi, Ti). Default "3Gi"; at least 64Mi.
+	Memory string `yaml:"memory"`
+	// CPUs is the CPU limit in CPUs, up to three decimals. Default "4";
+	// 0.01..1024.
+	CPUs string `yaml:"cpus"`
+	// OpenFiles and Processes are the nofile and nproc limits of the
+	// container's processes; 0 (the default) leaves the engine's. Podman's
+	// default is above the hard limit of some hosts. 0..1048576.
+	OpenFiles int64 `yaml:"openFiles"`
+	Processes int64 `yaml:"processes"`
 }
 
 // KubernetesCompute configures the kubernetes compute driver: how occ
@@ -569,6 +613,12 @@ func defaults() *Config {
 					ContainerDefaults: KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "128Mi", LimitsCPU: "4", LimitsMemory: "2Gi"},
 					QuotaPods:         10, QuotaCPU: "40", QuotaMemory: "64Gi",
 				},
+			},
+			Docker: DockerCompute{
+				Host:           "unix:///var/run/docker.sock",
+				RequestTimeout: Duration(10 * time.Second),
+				GatewayPort:    8080,
+				Resources:      DockerResources{Memory: "3Gi", CPUs: "4"},
 			}},
 		Limits: Limits{
 			DefaultBodyBytes:       64 << 10,

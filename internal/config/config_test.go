@@ -75,7 +75,9 @@ func TestDefaults(t *testing.T) {
 				GatewayPort: 8080, GatewayStateSize: "10Gi", Resources: KubernetesResources{
 					Gateway:           KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "1792Mi", LimitsCPU: "4", LimitsMemory: "3Gi"},
 					ContainerDefaults: KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "128Mi", LimitsCPU: "4", LimitsMemory: "2Gi"},
-					QuotaPods:         10, QuotaCPU: "40", QuotaMemory: "64Gi"}}},
+					QuotaPods:         10, QuotaCPU: "40", QuotaMemory: "64Gi"}},
+			Docker: DockerCompute{Host: "unix:///var/run/docker.sock", RequestTimeout: Duration(10 * time.Second), GatewayPort: 8080,
+				Resources: DockerResources{Memory: "3Gi", CPUs: "4"}}},
 		Secrets: Secrets{KeysetFile: "./occ-data/secrets.keyset"},
 		Limits: Limits{DefaultBodyBytes: 65536, AgentCreateBodyBytes: 458752, WorkspaceFileBodyBytes: 49152,
 			MaxConnections: 1024, MaxInFlight: 256, RequestsPerSecondPerPrincipal: 20, BurstPerPrincipal: 100,
@@ -429,70 +431,78 @@ func TestFlagProblems(t *testing.T) {
 func TestEnvNames(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{
-		"dataDir":                                          "OCC_DATA_DIR",
-		"listen":                                           "OCC_LISTEN",
-		"databaseURL":                                      "OCC_DATABASE_URL",
-		"publicOrigin":                                     "OCC_PUBLIC_ORIGIN",
-		"runtimeDir":                                       "OCC_RUNTIME_DIR",
-		"compute.driver":                                   "OCC_COMPUTE_DRIVER",
-		"worker.maxAttempts":                               "OCC_WORKER_MAX_ATTEMPTS",
-		"nativeAdminUI.enabled":                            "OCC_NATIVE_ADMIN_UI_ENABLED",
-		"nativeAdminUI.cookieDomain":                       "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN",
-		"auth.signInFailuresPerAccount":                    "OCC_AUTH_SIGN_IN_FAILURES_PER_ACCOUNT",
-		"runtime.openclawVersion":                          "OCC_RUNTIME_OPENCLAW_VERSION",
-		"limits.workspaceFileBodyBytes":                    "OCC_LIMITS_WORKSPACE_FILE_BODY_BYTES",
-		"secrets.keysetFile":                               "OCC_SECRETS_KEYSET_FILE",
-		"metrics.listen":                                   "OCC_METRICS_LISTEN",
-		"worker.convergenceTimeout":                        "OCC_WORKER_CONVERGENCE_TIMEOUT",
-		"logging.accessLog":                                "OCC_LOGGING_ACCESS_LOG",
-		"logging.format":                                   "OCC_LOGGING_FORMAT",
-		"auth.sessionLifetime":                             "OCC_AUTH_SESSION_LIFETIME",
-		"limits.agentCreateBodyBytes":                      "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
-		"nativeAdminUI.domain":                             "OCC_NATIVE_ADMIN_UI_DOMAIN",
-		"nativeAdminUI.recheckInterval":                    "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
-		"auth.signInFailuresPerClient":                     "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
-		"auth.signInConcurrency":                           "OCC_AUTH_SIGN_IN_CONCURRENCY",
-		"runtime.nodeVersion":                              "OCC_RUNTIME_NODE_VERSION",
-		"limits.defaultBodyBytes":                          "OCC_LIMITS_DEFAULT_BODY_BYTES",
-		"worker.pollInterval":                              "OCC_WORKER_POLL_INTERVAL",
-		"worker.concurrency":                               "OCC_WORKER_CONCURRENCY",
-		"compute.gatewayCommand":                           "OCC_COMPUTE_GATEWAY_COMMAND",
-		"worker.jobTimeout":                                "OCC_WORKER_JOB_TIMEOUT",
-		"worker.rescueAfter":                               "OCC_WORKER_RESCUE_AFTER",
-		"logging.level":                                    "OCC_LOGGING_LEVEL",
-		"role":                                             "OCC_ROLE",
-		"credentialGateway.url":                            "OCC_CREDENTIAL_GATEWAY_URL",
-		"limits.maxConnections":                            "OCC_LIMITS_MAX_CONNECTIONS",
-		"limits.maxInFlight":                               "OCC_LIMITS_MAX_IN_FLIGHT",
-		"limits.requestsPerSecondPerPrincipal":             "OCC_LIMITS_REQUESTS_PER_SECOND_PER_PRINCIPAL",
-		"limits.burstPerPrincipal":                         "OCC_LIMITS_BURST_PER_PRINCIPAL",
-		"limits.requestsPerSecondPerClient":                "OCC_LIMITS_REQUESTS_PER_SECOND_PER_CLIENT",
-		"limits.burstPerClient":                            "OCC_LIMITS_BURST_PER_CLIENT",
-		"http.readHeaderTimeout":                           "OCC_HTTP_READ_HEADER_TIMEOUT",
-		"http.readTimeout":                                 "OCC_HTTP_READ_TIMEOUT",
-		"http.writeTimeout":                                "OCC_HTTP_WRITE_TIMEOUT",
-		"http.idleTimeout":                                 "OCC_HTTP_IDLE_TIMEOUT",
-		"http.maxHeaderBytes":                              "OCC_HTTP_MAX_HEADER_BYTES",
-		"http.trustedProxies":                              "OCC_HTTP_TRUSTED_PROXIES",
-		"audit.retention":                                  "OCC_AUDIT_RETENTION",
-		"audit.exportDir":                                  "OCC_AUDIT_EXPORT_DIR",
-		"streams.maxPerPrincipal":                          "OCC_STREAMS_MAX_PER_PRINCIPAL",
-		"streams.recheckInterval":                          "OCC_STREAMS_RECHECK_INTERVAL",
-		"streams.pollInterval":                             "OCC_STREAMS_POLL_INTERVAL",
-		"compute.local.uidRange":                           "OCC_COMPUTE_LOCAL_UID_RANGE",
-		"compute.kubernetes.context":                       "OCC_COMPUTE_KUBERNETES_CONTEXT",
-		"compute.kubernetes.endpointAccess":                "OCC_COMPUTE_KUBERNETES_ENDPOINT_ACCESS",
-		"compute.kubernetes.gatewayClients.namespace":      "OCC_COMPUTE_KUBERNETES_GATEWAY_CLIENTS_NAMESPACE",
-		"compute.kubernetes.gatewayClients.podLabels":      "OCC_COMPUTE_KUBERNETES_GATEWAY_CLIENTS_POD_LABELS",
-		"compute.kubernetes.gatewayPort":                   "OCC_COMPUTE_KUBERNETES_GATEWAY_PORT",
-		"compute.kubernetes.gatewayStateSize":              "OCC_COMPUTE_KUBERNETES_GATEWAY_STATE_SIZE",
-		"compute.kubernetes.gatewayStorageClassName":       "OCC_COMPUTE_KUBERNETES_GATEWAY_STORAGE_CLASS_NAME",
-		"compute.kubernetes.images.gateway":                "OCC_COMPUTE_KUBERNETES_IMAGES_GATEWAY",
-		"compute.kubernetes.images.requireImmutableDigest": "OCC_COMPUTE_KUBERNETES_IMAGES_REQUIRE_IMMUTABLE_DIGEST",
-		"compute.kubernetes.inCluster":                     "OCC_COMPUTE_KUBERNETES_IN_CLUSTER",
-		"compute.kubernetes.kubeconfig":                    "OCC_COMPUTE_KUBERNETES_KUBECONFIG",
-		"compute.kubernetes.requestTimeout":                "OCC_COMPUTE_KUBERNETES_REQUEST_TIMEOUT",
-		"compute.kubernetes.resources.containerDefaults.limitsCPU":      "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_LIMITS_CPU",
+		"dataDir":                                                  "OCC_DATA_DIR",
+		"listen":                                                   "OCC_LISTEN",
+		"databaseURL":                                              "OCC_DATABASE_URL",
+		"publicOrigin":                                             "OCC_PUBLIC_ORIGIN",
+		"runtimeDir":                                               "OCC_RUNTIME_DIR",
+		"compute.driver":                                           "OCC_COMPUTE_DRIVER",
+		"worker.maxAttempts":                                       "OCC_WORKER_MAX_ATTEMPTS",
+		"nativeAdminUI.enabled":                                    "OCC_NATIVE_ADMIN_UI_ENABLED",
+		"nativeAdminUI.cookieDomain":                               "OCC_NATIVE_ADMIN_UI_COOKIE_DOMAIN",
+		"auth.signInFailuresPerAccount":                            "OCC_AUTH_SIGN_IN_FAILURES_PER_ACCOUNT",
+		"runtime.openclawVersion":                                  "OCC_RUNTIME_OPENCLAW_VERSION",
+		"limits.workspaceFileBodyBytes":                            "OCC_LIMITS_WORKSPACE_FILE_BODY_BYTES",
+		"secrets.keysetFile":                                       "OCC_SECRETS_KEYSET_FILE",
+		"metrics.listen":                                           "OCC_METRICS_LISTEN",
+		"worker.convergenceTimeout":                                "OCC_WORKER_CONVERGENCE_TIMEOUT",
+		"logging.accessLog":                                        "OCC_LOGGING_ACCESS_LOG",
+		"logging.format":                                           "OCC_LOGGING_FORMAT",
+		"auth.sessionLifetime":                                     "OCC_AUTH_SESSION_LIFETIME",
+		"limits.agentCreateBodyBytes":                              "OCC_LIMITS_AGENT_CREATE_BODY_BYTES",
+		"nativeAdminUI.domain":                                     "OCC_NATIVE_ADMIN_UI_DOMAIN",
+		"nativeAdminUI.recheckInterval":                            "OCC_NATIVE_ADMIN_UI_RECHECK_INTERVAL",
+		"auth.signInFailuresPerClient":                             "OCC_AUTH_SIGN_IN_FAILURES_PER_CLIENT",
+		"auth.signInConcurrency":                                   "OCC_AUTH_SIGN_IN_CONCURRENCY",
+		"runtime.nodeVersion":                                      "OCC_RUNTIME_NODE_VERSION",
+		"limits.defaultBodyBytes":                                  "OCC_LIMITS_DEFAULT_BODY_BYTES",
+		"worker.pollInterval":                                      "OCC_WORKER_POLL_INTERVAL",
+		"worker.concurrency":                                       "OCC_WORKER_CONCURRENCY",
+		"compute.gatewayCommand":                                   "OCC_COMPUTE_GATEWAY_COMMAND",
+		"worker.jobTimeout":                                        "OCC_WORKER_JOB_TIMEOUT",
+		"worker.rescueAfter":                                       "OCC_WORKER_RESCUE_AFTER",
+		"logging.level":                                            "OCC_LOGGING_LEVEL",
+		"role":                                                     "OCC_ROLE",
+		"credentialGateway.url":                                    "OCC_CREDENTIAL_GATEWAY_URL",
+		"limits.maxConnections":                                    "OCC_LIMITS_MAX_CONNECTIONS",
+		"limits.maxInFlight":                                       "OCC_LIMITS_MAX_IN_FLIGHT",
+		"limits.requestsPerSecondPerPrincipal":                     "OCC_LIMITS_REQUESTS_PER_SECOND_PER_PRINCIPAL",
+		"limits.burstPerPrincipal":                                 "OCC_LIMITS_BURST_PER_PRINCIPAL",
+		"limits.requestsPerSecondPerClient":                        "OCC_LIMITS_REQUESTS_PER_SECOND_PER_CLIENT",
+		"limits.burstPerClient":                                    "OCC_LIMITS_BURST_PER_CLIENT",
+		"http.readHeaderTimeout":                                   "OCC_HTTP_READ_HEADER_TIMEOUT",
+		"http.readTimeout":                                         "OCC_HTTP_READ_TIMEOUT",
+		"http.writeTimeout":                                        "OCC_HTTP_WRITE_TIMEOUT",
+		"http.idleTimeout":                                         "OCC_HTTP_IDLE_TIMEOUT",
+		"http.maxHeaderBytes":                                      "OCC_HTTP_MAX_HEADER_BYTES",
+		"http.trustedProxies":                                      "OCC_HTTP_TRUSTED_PROXIES",
+		"audit.retention":                                          "OCC_AUDIT_RETENTION",
+		"audit.exportDir":                                          "OCC_AUDIT_EXPORT_DIR",
+		"streams.maxPerPrincipal":                                  "OCC_STREAMS_MAX_PER_PRINCIPAL",
+		"streams.recheckInterval":                                  "OCC_STREAMS_RECHECK_INTERVAL",
+		"streams.pollInterval":                                     "OCC_STREAMS_POLL_INTERVAL",
+		"compute.local.uidRange":                                   "OCC_COMPUTE_LOCAL_UID_RANGE",
+		"compute.docker.host":                                      "OCC_COMPUTE_DOCKER_HOST",
+		"compute.docker.requestTimeout":                            "OCC_COMPUTE_DOCKER_REQUEST_TIMEOUT",
+		"compute.docker.gatewayPort":                               "OCC_COMPUTE_DOCKER_GATEWAY_PORT",
+		"compute.docker.images.gateway":                            "OCC_COMPUTE_DOCKER_IMAGES_GATEWAY",
+		"compute.docker.resources.memory":                          "OCC_COMPUTE_DOCKER_RESOURCES_MEMORY",
+		"compute.docker.resources.cpus":                            "OCC_COMPUTE_DOCKER_RESOURCES_CPUS",
+		"compute.docker.resources.openFiles":                       "OCC_COMPUTE_DOCKER_RESOURCES_OPEN_FILES",
+		"compute.docker.resources.processes":                       "OCC_COMPUTE_DOCKER_RESOURCES_PROCESSES",
+		"compute.kubernetes.context":                               "OCC_COMPUTE_KUBERNETES_CONTEXT",
+		"compute.kubernetes.endpointAccess":                        "OCC_COMPUTE_KUBERNETES_ENDPOINT_ACCESS",
+		"compute.kubernetes.gatewayClients.namespace":              "OCC_COMPUTE_KUBERNETES_GATEWAY_CLIENTS_NAMESPACE",
+		"compute.kubernetes.gatewayClients.podLabels":              "OCC_COMPUTE_KUBERNETES_GATEWAY_CLIENTS_POD_LABELS",
+		"compute.kubernetes.gatewayPort":                           "OCC_COMPUTE_KUBERNETES_GATEWAY_PORT",
+		"compute.kubernetes.gatewayStateSize":                      "OCC_COMPUTE_KUBERNETES_GATEWAY_STATE_SIZE",
+		"compute.kubernetes.gatewayStorageClassName":               "OCC_COMPUTE_KUBERNETES_GATEWAY_STORAGE_CLASS_NAME",
+		"compute.kubernetes.images.gateway":                        "OCC_COMPUTE_KUBERNETES_IMAGES_GATEWAY",
+		"compute.kubernetes.images.requireImmutableDigest":         "OCC_COMPUTE_KUBERNETES_IMAGES_REQUIRE_IMMUTABLE_DIGEST",
+		"compute.kubernetes.inCluster":                             "OCC_COMPUTE_KUBERNETES_IN_CLUSTER",
+		"compute.kubernetes.kubeconfig":                            "OCC_COMPUTE_KUBERNETES_KUBECONFIG",
+		"compute.kubernetes.requestTimeout":                        "OCC_COMPUTE_KUBERNETES_REQUEST_TIMEOUT",
+		"compute.kubernetes.resources.containerDefaults.limitsCPU": "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_LIMITS_CPU",
 		"compute.kubernetes.resources.containerDefaults.limitsMemory":   "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_LIMITS_MEMORY",
 		"compute.kubernetes.resources.containerDefaults.requestsCPU":    "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_REQUESTS_CPU",
 		"compute.kubernetes.resources.containerDefaults.requestsMemory": "OCC_COMPUTE_KUBERNETES_RESOURCES_CONTAINER_DEFAULTS_REQUESTS_MEMORY",
@@ -542,8 +552,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 74 {
-		t.Errorf("len(Keys()) = %d, want 74: %v", len(keys), keys)
+	if len(keys) != 82 {
+		t.Errorf("len(Keys()) = %d, want 82: %v", len(keys), keys)
 	}
 }
 
@@ -690,7 +700,29 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		}), "nativeAdminUI.enabled", "does not run the native admin UI"},
 		{"kubernetes values checked unselected", func(c *Config) { c.Compute.Kubernetes.GatewayPort = 0 }, "compute.kubernetes.gatewayPort", "outside"},
 		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
-		{"driver not built yet", func(c *Config) { c.Compute.Driver = "ssh" }, "compute.driver", "not available in this build yet; use local or kubernetes"},
+		{"driver not built yet", func(c *Config) { c.Compute.Driver = "ssh" }, "compute.driver", "not available in this build yet; use local, docker or kubernetes"},
+		{"driver docker", func(c *Config) { c.Compute.Driver = "docker" }, "compute.docker.images.gateway", "required"},
+		{"docker", dock(func(d *DockerCompute) {}), "", ""},
+		{"docker tcp host", dock(func(d *DockerCompute) { d.Host = "tcp://127.0.0.1:2375" }), "", ""},
+		{"docker relative socket", dock(func(d *DockerCompute) { d.Host = "unix://docker.sock" }), "compute.docker.host", "not unix:///absolute/path or tcp://host:port"},
+		{"docker ssh host", dock(func(d *DockerCompute) { d.Host = "ssh://root@host" }), "compute.docker.host", "not unix:///absolute/path or tcp://host:port"},
+		{"docker tcp without port", dock(func(d *DockerCompute) { d.Host = "tcp://host" }), "compute.docker.host", "not unix:///absolute/path"},
+		{"docker port", dock(func(d *DockerCompute) { d.GatewayPort = 65535 }), "compute.docker.gatewayPort", "outside 1024..65534"},
+		{"docker timeout", dock(func(d *DockerCompute) { d.RequestTimeout = Duration(time.Hour) }), "compute.docker.requestTimeout", "outside"},
+		{"docker memory", dock(func(d *DockerCompute) { d.Resources.Memory = "3GB" }), "compute.docker.resources.memory", "not a byte count"},
+		{"docker small memory", dock(func(d *DockerCompute) { d.Resources.Memory = "32Mi" }), "compute.docker.resources.memory", "below 64Mi"},
+		{"docker memory bytes", dock(func(d *DockerCompute) { d.Resources.Memory = "1073741824" }), "", ""},
+		{"docker cpus", dock(func(d *DockerCompute) { d.Resources.CPUs = "1.5" }), "", ""},
+		{"docker bad cpus", dock(func(d *DockerCompute) { d.Resources.CPUs = "500m" }), "compute.docker.resources.cpus", "not a number of CPUs"},
+		{"docker limits", dock(func(d *DockerCompute) { d.Resources.OpenFiles, d.Resources.Processes = 20000, 4096 }), "", ""},
+		{"docker open files", dock(func(d *DockerCompute) { d.Resources.OpenFiles = -1 }), "compute.docker.resources.openFiles", "outside 0..1048576"},
+		{"docker no cpus", dock(func(d *DockerCompute) { d.Resources.CPUs = "0" }), "compute.docker.resources.cpus", "outside 0.01..1024"},
+		{"docker image", dock(func(d *DockerCompute) { d.Images.Gateway = "open claw" }), "compute.docker.images.gateway", "not an image reference"},
+		{"docker native admin", dock(func(d *DockerCompute) {}, func(c *Config) {
+			c.NativeAdminUI = NativeAdminUI{Enabled: true, Domain: "agents.example.com", RecheckInterval: Duration(time.Second)}
+			c.PublicOrigin = "https://occ.example.com"
+		}), "nativeAdminUI.enabled", "docker compute driver does not run the native admin UI"},
+		{"docker values checked unselected", func(c *Config) { c.Compute.Docker.Resources.Memory = "x" }, "compute.docker.resources.memory", "not a byte count"},
 		{"driver empty", func(c *Config) { c.Compute.Driver = "" }, "compute.driver", "not one of"},
 		{"uid range", func(c *Config) { c.Compute.Local.UIDRange = "100000-100099" }, "", ""},
 		{"uid range of one", func(c *Config) { c.Compute.Local.UIDRange = "7-7" }, "", ""},
@@ -1070,6 +1102,37 @@ func kube(f func(k *KubernetesCompute), more ...func(c *Config)) func(c *Config)
 		for _, m := range more {
 			m(c)
 		}
+	}
+}
+
+func dock(f func(d *DockerCompute), more ...func(c *Config)) func(c *Config) {
+	return func(c *Config) {
+		c.Compute.Driver = "docker"
+		c.Compute.Docker.Images.Gateway = "openclaw-enterprise-runtime:quickstart"
+		f(&c.Compute.Docker)
+		for _, m := range more {
+			m(c)
+		}
+	}
+}
+
+// TestDockerResources: the limits as the engine takes them.
+func TestDockerResources(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		mem, cpus string
+		bytes     int64
+		nano      int64
+	}{{"3Gi", "4", 3 << 30, 4e9}, {"512Mi", "0.5", 512 << 20, 5e8}, {"1024", "1.25", 1024, 1.25e9}, {"2Ki", "0.001", 2048, 1e6}} {
+		r := DockerResources{Memory: tt.mem, CPUs: tt.cpus}
+		b, err := r.MemoryBytes()
+		n, err2 := r.NanoCPUs()
+		if err != nil || err2 != nil || b != tt.bytes || n != tt.nano {
+			t.Errorf("%s %s: %d %d %v %v, want %d %d", tt.mem, tt.cpus, b, n, err, err2, tt.bytes, tt.nano)
+		}
+	}
+	if _, err := (DockerResources{Memory: "99999999999999Ti"}).MemoryBytes(); err == nil {
+		t.Error("an overflowing memory limit was accepted")
 	}
 }
 

@@ -61,7 +61,7 @@ var (
 	computeDrivers = []string{"local", "ssh", "docker", "kubernetes"}
 	// comingDrivers are named by the contract but not built yet: refused
 	// here, so `occ config validate` says what `occ serve` would.
-	comingDrivers   = []string{"ssh", "docker"}
+	comingDrivers   = []string{"ssh"}
 	logLevels       = []string{"debug", "info", "warn", "error"}
 	logFormats      = []string{"json", "text"}
 	backendTypes    = []string{"chatgpt", "github", "openshell"}
@@ -122,14 +122,15 @@ func (c *Config) Validate() error {
 	v.required("runtimeDir", c.RuntimeDir)
 	v.oneOf("compute.driver", c.Compute.Driver, computeDrivers)
 	if slices.Contains(comingDrivers, c.Compute.Driver) {
-		v.add("compute.driver", "%q is not available in this build yet; use local or kubernetes", c.Compute.Driver)
+		v.add("compute.driver", "%q is not available in this build yet; use local, docker or kubernetes", c.Compute.Driver)
 	}
 	if _, _, err := c.Compute.Local.UIDs(); err != nil {
 		v.add("compute.local.uidRange", "%v", err)
 	}
 	v.kubernetes(c.Compute.Kubernetes, c.Compute.Driver == "kubernetes")
-	if c.Compute.Driver == "kubernetes" && c.NativeAdminUI.Enabled {
-		v.add("nativeAdminUI.enabled", "the kubernetes compute driver does not run the native admin UI yet")
+	v.docker(c.Compute.Docker, c.Compute.Driver == "docker")
+	if (c.Compute.Driver == "kubernetes" || c.Compute.Driver == "docker") && c.NativeAdminUI.Enabled {
+		v.add("nativeAdminUI.enabled", "the %s compute driver does not run the native admin UI yet", c.Compute.Driver)
 	}
 	v.required("secrets.keysetFile", c.Secrets.KeysetFile)
 

@@ -290,8 +290,10 @@ func (m *Main) driver() (compute.Driver, error) {
 		return d, nil
 	case "kubernetes":
 		return m.kubernetesDriver()
+	case "docker":
+		return m.dockerDriver()
 	}
-	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local or kubernetes", m.Config.Compute.Driver)
+	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local, docker or kubernetes", m.Config.Compute.Driver)
 }
 
 func (m *Main) serveAPI(ctx context.Context) error {

@@ -332,6 +332,13 @@ func BuildBinary(t testing.TB) string {
 	return build(t, "fakegateway", BinaryPackage)
 }
 
+// BuildStaticBinary builds the fakegateway binary like BuildBinary, but
+// statically linked (CGO_ENABLED=0), for an image without a C library.
+func BuildStaticBinary(t testing.TB) string {
+	t.Helper()
+	return build(t, "fakegateway", BinaryPackage, "CGO_ENABLED=0")
+}
+
 // CodexBinaryPackage is the import path of the fake Codex CLI.
 const CodexBinaryPackage = "github.com/openclaw/occ/internal/gateway/gatewaytest/cmd/fakecodex"
 
@@ -342,7 +349,7 @@ func BuildCodexBinary(t testing.TB) string {
 	return build(t, "fakecodex", CodexBinaryPackage)
 }
 
-func build(t testing.TB, name, pkg string) string {
+func build(t testing.TB, name, pkg string, env ...string) string {
 	t.Helper()
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -354,6 +361,9 @@ func build(t testing.TB, name, pkg string) string {
 	}
 	out := filepath.Join(ReachableDir(t), name)
 	cmd := exec.Command(goCmd, "build", "-o", out, pkg)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gatewaytest: go build %s: %v\n%s", pkg, err, b)
 	}
