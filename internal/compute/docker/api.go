@@ -140,7 +140,9 @@ func (a *api) do(ctx context.Context, r request) error {
 	}
 	resp, err := a.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.op, err)
+		// No answer (a refused or reset connection, a missing socket, a
+		// timeout): the engine is unavailable for now.
+		return compute.Unavailable(fmt.Errorf("%s: %w", r.op, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotModified {
@@ -152,7 +154,11 @@ func (a *api) do(ctx context.Context, r request) error {
 		if json.Unmarshal(b, &m) == nil && m.Message != "" {
 			msg = m.Message
 		}
-		return &APIError{Op: r.op, Status: resp.StatusCode, Message: msg}
+		err := error(&APIError{Op: r.op, Status: resp.StatusCode, Message: msg})
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= http.StatusInternalServerError {
+			err = compute.Unavailable(err)
+		}
+		return err
 	}
 	switch {
 	case r.rawOut != nil:
@@ -171,9 +177,10 @@ func (a *api) do(ctx context.Context, r request) error {
 
 // classify turns an engine error into the contract's classes: 400 (the
 // engine refused the request as invalid) is permanent
-// (CodeRequestInvalid); everything else (404 of a thing that vanished
-// meanwhile, 409 races, 5xx, timeouts, socket errors, an engine that is
-// down) is retryable.
+// (CodeRequestInvalid); no answer, 429 and 5xx are retryable and marked
+// compute.Unavailable where the request is made (api.do: the worker waits
+// for the engine without spending attempts); everything else (404 of a
+// thing that vanished meanwhile, 409 races) is retryable.
 func classify(err error) error {
 	if statusOf(err) == http.StatusBadRequest {
 		return compute.Permanent(CodeRequestInvalid, err)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -423,7 +424,7 @@ func TestDockerRefusals(t *testing.T) {
 	rev := newRevision()
 	t.Cleanup(func() { _, _ = d.DeleteNamespace(ctx, compute.NamespaceRef{ID: rev.NamespaceID}) })
 	_, err = d.PrepareRevision(ctx, specOf(rev, 1))
-	if err == nil || compute.PermanentCode(err) != "" || !strings.Contains(err.Error(), docker.SettingGatewayImage) {
+	if err == nil || compute.PermanentCode(err) != "" || errors.Is(err, compute.ErrUnavailable) || !strings.Contains(err.Error(), docker.SettingGatewayImage) {
 		t.Errorf("PrepareRevision without the image: %v, want a retryable error naming %s", err, docker.SettingGatewayImage)
 	}
 
@@ -444,8 +445,8 @@ func TestDockerRefusals(t *testing.T) {
 		"StopAgent":       gone.StopAgent(ctx, rev.AgentRef),
 		"DeleteAgent":     gone.DeleteAgent(ctx, rev.AgentRef),
 	} {
-		if err == nil || compute.PermanentCode(err) != "" {
-			t.Errorf("%s with the engine unreachable: %v, want a retryable error", what, err)
+		if err == nil || compute.PermanentCode(err) != "" || !errors.Is(err, compute.ErrUnavailable) {
+			t.Errorf("%s with the engine unreachable: %v, want a retryable error marked unavailable", what, err)
 		}
 	}
 	if _, err := docker.New(docker.Options{Host: "ssh://root@host", GatewayImage: "x", GatewayPort: 8080}); err == nil || !strings.Contains(err.Error(), docker.SettingHost) {
