@@ -80,15 +80,45 @@ func Size(img v1.Image) (int64, error) {
 	return total, nil
 }
 
+// CheckTargets refuses, before anything is built, an output that exists,
+// an image name that is not a tag and a push reference that does not
+// parse.
+func CheckTargets(output, imageName, push string) error {
+	if output != "" {
+		if err := absent(output); err != nil {
+			return err
+		}
+	}
+	if imageName != "" {
+		if _, err := name.NewTag(imageName); err != nil {
+			return fmt.Errorf("image name %q: %w", imageName, err)
+		}
+	}
+	if push != "" {
+		if _, err := name.ParseReference(push); err != nil {
+			return fmt.Errorf("push reference %q: %w", push, err)
+		}
+	}
+	return nil
+}
+
+// absent refuses an existing path.
+func absent(p string) error {
+	if _, err := os.Lstat(p); err == nil {
+		return fmt.Errorf("output %s already exists; remove it or name another", p)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // Write writes img to output: an OCI layout directory whose index names
 // ref, or, when output ends in .tar, the same layout as one tar archive
 // with a docker manifest.json beside it, which `ctr images import` (keeping
 // the digest) and `docker load` read. An existing output is refused, never
 // overwritten.
 func Write(img v1.Image, output, ref string) error {
-	if _, err := os.Lstat(output); err == nil {
-		return fmt.Errorf("output %s already exists; remove it or name another", output)
-	} else if !errors.Is(err, os.ErrNotExist) {
+	if err := absent(output); err != nil {
 		return err
 	}
 	tag, err := name.NewTag(ref)

@@ -20,6 +20,9 @@ import (
 // progress and the result to out.
 func BuildImage(ctx context.Context, cfg *config.Config, o cli.ImageBuild, out, progress io.Writer) error {
 	start := time.Now()
+	if err := ociimage.CheckTargets(o.Output, o.Name, o.Push); err != nil {
+		return err
+	}
 	var spec ociimage.Spec
 	if o.OCC {
 		bin := o.OCCBinary
