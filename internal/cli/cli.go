@@ -42,7 +42,10 @@ type Server struct {
 	// it as o says, writing progress lines to progress and the result
 	// (name, digest, size, where it went) to out.
 	BuildImage func(ctx context.Context, cfg *config.Config, o ImageBuild, out, progress io.Writer) error
-	Version    string
+	// ImportSecretsKeyset copies the keyset file from into the configured
+	// secrets.keysetFile (mode 0600), saying what it did on out.
+	ImportSecretsKeyset func(ctx context.Context, cfg *config.Config, from string, out io.Writer) error
+	Version             string
 }
 
 // ImageBuild is what `occ runtime image build` asks for.
@@ -75,7 +78,7 @@ func newRoot(streams ioStreams, srv Server, getenv func(string) string) *cobra.C
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(serveCmd(streams.Out, srv), migrateCmd(streams.Out, srv), configCmd(streams.Out), secretsCmd(streams.Out, srv), runtimeCmd(streams.Out, srv))
 	addClientCommands(root, streams, getenv)
-	root.AddCommand(versionCmd(newAPIOptions(streams, getenv), srv.Version))
+	root.AddCommand(versionCmd(newAPIOptions(streams, getenv), srv.Version), healthcheckCmd(streams.Out))
 	root.InitDefaultHelpCmd() // cobra's `occ help`, here so that it gets its example
 	addExamples(root)
 	return root
@@ -194,7 +197,23 @@ func secretsCmd(stdout io.Writer, srv Server) *cobra.Command {
 	f := &serverFlags{}
 	rotate := serverCmd(f, "rotate-key", "Add a new primary key to the secrets keyset and re-encrypt every Secret (servers keep running)",
 		f.action(stdout, srv.RotateSecretsKey, "this build cannot rotate the secrets key"))
-	return groupCmd("secrets", "Secrets (values are write-only: never shown) and their encryption at rest", rotate)
+	g := &serverFlags{}
+	var from string
+	imp := serverCmd(g, "import-keyset", "Copy a secrets keyset file (for example a Kubernetes Secret's) into secrets.keysetFile with mode 0600; an identical one is kept, a different one refused",
+		func(cmd *cobra.Command, args []string) error {
+			if from == "" {
+				return usageError{errors.New("--from is required: the keyset file to import")}
+			}
+			return g.action(stdout, func(ctx context.Context, cfg *config.Config, out io.Writer) error {
+				if srv.ImportSecretsKeyset == nil {
+					return errors.New("this build cannot import a secrets keyset")
+				}
+				return srv.ImportSecretsKeyset(ctx, cfg, from, out)
+			}, "")(cmd, args)
+		})
+	imp.Flags().StringVar(&from, "from", "", "the keyset file to import (required)")
+	imp.Example = "  occ secrets import-keyset --from /etc/occ-keyset/secrets.keyset --data-dir /var/lib/occ"
+	return groupCmd("secrets", "Secrets (values are write-only: never shown) and their encryption at rest", rotate, imp)
 }
 
 func runtimeCmd(stdout io.Writer, srv Server) *cobra.Command {

@@ -16,8 +16,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
-	"github.com/google/go-containerregistry/pkg/v1/validate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
 
 	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
