@@ -132,6 +132,18 @@ func New(opts ...Option) (*Cluster, error) {
 	}
 }
 
+// Asset returns the path of a binary in OCC_TEST_KUBE_ASSETS (helm for the
+// Helm chart's test), failing the test with how to build it when it is not
+// there.
+func Asset(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := assetDir([]string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
+}
+
 // assetDir returns OCC_TEST_KUBE_ASSETS after checking that it holds need.
 func assetDir(need []string) (string, error) {
 	const how = "run the tests with scripts/test, or build the binaries once with\n" +
