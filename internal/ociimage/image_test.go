@@ -407,6 +407,14 @@ func TestOCCImage(t *testing.T) {
 	expect(t, layers[0], "/etc/passwd", tar.TypeReg, 0o644, 0, []byte("root:x:0:0:root:/root:/sbin/nologin\nocc:x:65532:65532:occ:/var/lib/occ:/sbin/nologin\n"))
 	expect(t, layers[0], "/tmp", tar.TypeDir, 0o1777, 0, nil)
 
+	for v, want := range map[string]string{"v1.2.3": "occ:v1.2.3", "(devel)": "occ:devel", "v1.0.0+dirty": "occ:v1.0.0-dirty", "": "occ:dev"} {
+		if got := ociimage.OCCImageName(v); got != want {
+			t.Errorf("OCCImageName(%q) = %q, want %q", v, got, want)
+		}
+		if err := ociimage.CheckTargets("", ociimage.OCCImageName(v), ""); err != nil {
+			t.Errorf("OCCImageName(%q): %v", v, err)
+		}
+	}
 	if _, err := ociimage.OCC("/bin/true", "v1", ociimage.CACertificates); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		t.Errorf("a dynamically linked binary: %v, want a refusal naming CGO_ENABLED=0", err)
 	}

@@ -3,6 +3,7 @@ package ociimage
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/openclaw/occ/internal/occ"
 )
@@ -18,8 +19,24 @@ const (
 	OCCDataDir = "/var/lib/occ"
 )
 
-// OCCImageName is the occ image's default name for a version.
-func OCCImageName(version string) string { return "occ:" + version }
+// OCCImageName is the occ image's default name for a version, the version
+// made a valid tag ("(devel)" becomes "occ:devel").
+func OCCImageName(version string) string {
+	tag := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-' {
+			return r
+		}
+		return '-'
+	}, version)
+	tag = strings.TrimLeft(strings.TrimRight(tag, "-"), "-.")
+	if len(tag) > 128 {
+		tag = tag[:128]
+	}
+	if tag == "" {
+		tag = "dev"
+	}
+	return "occ:" + tag
+}
 
 // OCC is the image of occ itself that the Helm chart runs: the statically
 // linked occ binary at OCCBinary (its entry point; `serve` by default), run

@@ -24,6 +24,7 @@ import (
 
 	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/cli"
+	"github.com/openclaw/occ/internal/ociimage"
 	"github.com/openclaw/occ/internal/server"
 )
 
@@ -171,8 +172,9 @@ func TestCLIImageBuildOCC(t *testing.T) {
 	defer reg.Close()
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ref := strings.TrimPrefix(reg.URL, "http://") + "/occ/occ:test"
-	code, got, errOut := imageBuild(t, "--occ", "--occ-binary", bin, "--push", ref)
-	if code != 0 || got["image"] != "occ:"+server.Version || !strings.HasPrefix(got["digest"], "sha256:") {
+	output := filepath.Join(t.TempDir(), "occ-image")
+	code, got, errOut := imageBuild(t, "--occ", "--occ-binary", bin, "--push", ref, "--output", output)
+	if code != 0 || got["image"] != ociimage.OCCImageName(server.Version) || got["output"] != output || !strings.HasPrefix(got["digest"], "sha256:") {
 		t.Fatalf("--occ: exit %d %q: %s", code, got, errOut)
 	}
 	parsed, err := name.ParseReference(got["pushed"])
