@@ -67,6 +67,9 @@ securityContext:
   runAsNonRoot: true
   runAsUser: 65532
   runAsGroup: 65532
+  # The keyset Secret's file: group 65532, mode 0440, readable by the
+  # init container that imports it.
+  fsGroup: 65532
   seccompProfile:
     type: RuntimeDefault
 initContainers:
@@ -114,7 +117,7 @@ volumeMounts:
 - name: keyset
   secret:
     secretName: {{ required "secretsKeyset.existingSecret is required: a Secret holding occ's secrets keyset" .Values.secretsKeyset.existingSecret }}
-    defaultMode: 0400
+    defaultMode: 0440
     items:
       - key: {{ .Values.secretsKeyset.key }}
         path: secrets.keyset
