@@ -204,6 +204,16 @@ func TestHelmRendered(t *testing.T) {
 		}
 	}
 
+	// The first administrator's password, when given, only from its Secret.
+	d := find(t, render(t, "bootstrap.existingSecret=occ-bootstrap"), "Deployment", "occ-api")
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	env, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	if len(env) != 2 || env[1].(map[string]any)["name"] != "OCC_BOOTSTRAP_ADMIN_PASSWORD" {
+		t.Errorf("with bootstrap.existingSecret, env %v", env)
+	} else if ref, _, _ := unstructured.NestedString(env[1].(map[string]any), "valueFrom", "secretKeyRef", "name"); ref != "occ-bootstrap" {
+		t.Errorf("bootstrap password from %q", ref)
+	}
+
 	// occ's own loader accepts the rendered configuration, with the
 	// database URL the Secret gives.
 	cm := find(t, objs, "ConfigMap", "occ")

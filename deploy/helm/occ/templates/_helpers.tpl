@@ -101,6 +101,13 @@ env:
       secretKeyRef:
         name: {{ required "database.existingSecret is required: a Secret holding the PostgreSQL URL" .Values.database.existingSecret }}
         key: {{ .Values.database.key }}
+{{- with .Values.bootstrap.existingSecret }}
+  - name: OCC_BOOTSTRAP_ADMIN_PASSWORD
+    valueFrom:
+      secretKeyRef:
+        name: {{ . }}
+        key: {{ $.Values.bootstrap.adminPasswordKey }}
+{{- end }}
 securityContext:
   {{- include "occ.containerSecurityContext" . | nindent 2 }}
 volumeMounts:
