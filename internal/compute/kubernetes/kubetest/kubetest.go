@@ -35,8 +35,8 @@ import (
 )
 
 // AssetsEnv names the environment variable holding the directory with the
-// kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
-// binaries (the directory `scripts/kube-assets` prints).
+// kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok and
+// helm binaries (the directory `scripts/kube-assets` prints).
 const AssetsEnv = "OCC_TEST_KUBE_ASSETS"
 
 // ContextName is the name of the context (and cluster) in every kubeconfig
