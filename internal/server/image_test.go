@@ -210,6 +210,7 @@ func TestCLIImageBuildRefusals(t *testing.T) {
 		{[]string{"--runtime-dir", rtDir}, "nothing to do"},
 		{[]string{"--runtime-dir", rtDir, "--output", filepath.Join(t.TempDir(), "o.tar")}, "run occ runtime install first"},
 		{[]string{"--occ-binary", "/bin/true", "--output", "x"}, "--occ-binary needs --occ"},
+		{[]string{"--runtime-dir", rtDir, "--output", filepath.Join(t.TempDir(), "o"), "--name", "Not A Tag"}, `image name "Not A Tag"`},
 		{[]string{"--runtime-dir", rtDir, "--push", "not a reference"}, ""},
 	} {
 		if c.want == "" {
