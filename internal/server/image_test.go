@@ -24,7 +24,6 @@ import (
 
 	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/cli"
-	"github.com/openclaw/occ/internal/ociimage"
 	"github.com/openclaw/occ/internal/server"
 )
 
@@ -159,8 +158,9 @@ func TestCLIImageBuildPush(t *testing.T) {
 	}
 }
 
-// TestCLIImageBuildOCC: --occ builds occ's own image from a static binary
-// and refuses a dynamically linked one.
+// TestCLIImageBuildOCC: a static occ (CGO_ENABLED=0 go build ./cmd/occ)
+// builds its own image with --occ (from the running executable, outside the
+// race detector) and pushes it; a dynamically linked binary is refused.
 func TestCLIImageBuildOCC(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "occ")
 	build := exec.Command("go", "build", "-o", bin, "github.com/openclaw/occ/cmd/occ")
@@ -173,9 +173,20 @@ func TestCLIImageBuildOCC(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	ref := strings.TrimPrefix(reg.URL, "http://") + "/occ/occ:test"
 	output := filepath.Join(t.TempDir(), "occ-image")
-	code, got, errOut := imageBuild(t, "--occ", "--occ-binary", bin, "--push", ref, "--output", output)
-	if code != 0 || got["image"] != ociimage.OCCImageName(server.Version) || got["output"] != output || !strings.HasPrefix(got["digest"], "sha256:") {
-		t.Fatalf("--occ: exit %d %q: %s", code, got, errOut)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "runtime", "image", "build", "--occ", "--data-dir", t.TempDir(), "--push", ref, "--output", output)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("occ runtime image build --occ: %v\n%s", err, stderr.String())
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			got[k] = v
+		}
+	}
+	if !strings.HasPrefix(got["image"], "occ:") || got["output"] != output || !strings.HasPrefix(got["digest"], "sha256:") {
+		t.Fatalf("--occ output %q (%s)", got, stderr.String())
 	}
 	parsed, err := name.ParseReference(got["pushed"])
 	if err != nil {
@@ -187,6 +198,13 @@ func TestCLIImageBuildOCC(t *testing.T) {
 	}
 	if d, _ := img.Digest(); d.String() != got["digest"] {
 		t.Fatalf("pulled %s, printed %s", d, got["digest"])
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("layers %d, %v", len(layers), err)
+	}
+	if size, _ := layers[0].Size(); size < 1<<20 {
+		t.Fatalf("the occ layer is %d bytes: the binary is missing", size)
 	}
 
 	if code, _, errOut := imageBuild(t, "--occ", "--occ-binary", "/bin/true", "--push", ref); code == 0 || !strings.Contains(errOut, "dynamically linked") {
