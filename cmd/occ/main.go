@@ -11,5 +11,6 @@ import (
 func main() {
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr,
 		cli.Server{Serve: server.Serve, Migrate: server.Migrate, RotateSecretsKey: server.RotateSecretsKey,
-			InstallRuntime: server.InstallRuntime, Version: server.Version}))
+			InstallRuntime: server.InstallRuntime, BuildImage: server.BuildImage,
+			ImportSecretsKeyset: server.ImportSecretsKeyset, Version: server.Version}))
 }

@@ -37,7 +37,30 @@ type Server struct {
 	// Node.js) into the configured runtime directory, or finds it there,
 	// writing progress lines to progress.
 	InstallRuntime func(ctx context.Context, cfg *config.Config, progress io.Writer) error
-	Version        string
+	// BuildImage builds the OpenClaw gateway image from the installed
+	// runtime (or, with o.OCC, the image of occ itself), writes or pushes
+	// it as o says, writing progress lines to progress and the result
+	// (name, digest, size, where it went) to out.
+	BuildImage func(ctx context.Context, cfg *config.Config, o ImageBuild, out, progress io.Writer) error
+	// ImportSecretsKeyset copies the keyset file from into the configured
+	// secrets.keysetFile (mode 0600), saying what it did on out.
+	ImportSecretsKeyset func(ctx context.Context, cfg *config.Config, from string, out io.Writer) error
+	Version             string
+}
+
+// ImageBuild is what `occ runtime image build` asks for.
+type ImageBuild struct {
+	// OCC builds occ's own image from OCCBinary (empty: the running
+	// executable) instead of the gateway image.
+	OCC       bool
+	OCCBinary string
+	// Output is an OCI layout directory, or a tarball when it ends in
+	// .tar; Push a registry reference. At least one is set.
+	Output string
+	Push   string
+	// Name is the image's name in the output (tag of a tarball, ref.name
+	// of a layout); empty means the image's default name.
+	Name string
 }
 
 // Main runs the command line and returns the process exit code (exit.go).
@@ -55,7 +78,7 @@ func newRoot(streams ioStreams, srv Server, getenv func(string) string) *cobra.C
 	root.SetErr(streams.ErrOut)
 	root.AddCommand(serveCmd(streams.Out, srv), migrateCmd(streams.Out, srv), configCmd(streams.Out), secretsCmd(streams.Out, srv), runtimeCmd(streams.Out, srv))
 	addClientCommands(root, streams, getenv)
-	root.AddCommand(versionCmd(newAPIOptions(streams, getenv), srv.Version))
+	root.AddCommand(versionCmd(newAPIOptions(streams, getenv), srv.Version), healthcheckCmd(streams.Out))
 	root.InitDefaultHelpCmd() // cobra's `occ help`, here so that it gets its example
 	addExamples(root)
 	return root
@@ -174,12 +197,63 @@ func secretsCmd(stdout io.Writer, srv Server) *cobra.Command {
 	f := &serverFlags{}
 	rotate := serverCmd(f, "rotate-key", "Add a new primary key to the secrets keyset and re-encrypt every Secret (servers keep running)",
 		f.action(stdout, srv.RotateSecretsKey, "this build cannot rotate the secrets key"))
-	return groupCmd("secrets", "Secrets (values are write-only: never shown) and their encryption at rest", rotate)
+	g := &serverFlags{}
+	var from string
+	imp := serverCmd(g, "import-keyset", "Copy a secrets keyset file (for example a Kubernetes Secret's) into secrets.keysetFile with mode 0600; an identical one is kept, a different one refused",
+		func(cmd *cobra.Command, args []string) error {
+			if from == "" {
+				return usageError{errors.New("--from is required: the keyset file to import")}
+			}
+			return g.action(stdout, func(ctx context.Context, cfg *config.Config, out io.Writer) error {
+				if srv.ImportSecretsKeyset == nil {
+					return errors.New("this build cannot import a secrets keyset")
+				}
+				return srv.ImportSecretsKeyset(ctx, cfg, from, out)
+			}, "")(cmd, args)
+		})
+	imp.Flags().StringVar(&from, "from", "", "the keyset file to import (required)")
+	imp.Example = "  occ secrets import-keyset --from /etc/occ-keyset/secrets.keyset --data-dir /var/lib/occ"
+	return groupCmd("secrets", "Secrets (values are write-only: never shown) and their encryption at rest", rotate, imp)
 }
 
 func runtimeCmd(stdout io.Writer, srv Server) *cobra.Command {
 	f := &serverFlags{}
 	install := serverCmd(f, "install", "Install the pinned OpenClaw and Node.js from the npm registry into the runtime directory (reused when present)",
 		f.action(stdout, srv.InstallRuntime, "this build cannot install the agent runtime"))
-	return groupCmd("runtime", "The agent runtime the local compute driver runs", install)
+	return groupCmd("runtime", "The agent runtime the compute drivers run, and its container images", install, imageCmd(stdout, srv))
+}
+
+// imageCmd is `occ runtime image build`.
+func imageCmd(stdout io.Writer, srv Server) *cobra.Command {
+	f := &serverFlags{}
+	var o ImageBuild
+	build := serverCmd(f, "build", "Build the OCI image of the installed OpenClaw gateway and Node.js (or, with --occ, of occ itself) without pulling anything, and write or push it",
+		func(cmd *cobra.Command, _ []string) error {
+			if o.Output == "" && o.Push == "" {
+				return errors.New("nothing to do: name --output (an OCI layout directory, or a .tar file) or --push (a registry reference), or both")
+			}
+			if o.OCCBinary != "" && !o.OCC {
+				return errors.New("--occ-binary needs --occ")
+			}
+			cfg, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			if srv.BuildImage == nil {
+				return errors.New("this build cannot build images")
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return srv.BuildImage(ctx, cfg, o, stdout, cmd.ErrOrStderr())
+		})
+	build.Example = `  occ runtime install && occ runtime image build --output openclaw-gateway.tar
+  occ runtime image build --output ./openclaw-gateway-oci --push registry.example.com/occ/openclaw-gateway:2026.9.6
+  CGO_ENABLED=0 go build -o occ ./cmd/occ && ./occ runtime image build --occ --push registry.example.com/occ/occ:v1`
+	fl := build.Flags()
+	fl.BoolVar(&o.OCC, "occ", false, "build the image of occ itself (its static binary) instead of the gateway image")
+	fl.StringVar(&o.OCCBinary, "occ-binary", "", "with --occ: the static occ binary to put in the image (default: this occ)")
+	fl.StringVar(&o.Output, "output", "", "write the image to this OCI layout directory, or to this tarball when it ends in .tar (docker load, ctr images import); never overwritten")
+	fl.StringVar(&o.Push, "push", "", "push the image to this registry reference (REGISTRY/REPO:TAG), with the credentials docker and podman use")
+	fl.StringVar(&o.Name, "name", "", "the image's name in the output (default openclaw-gateway:<openclaw>-node<node>, or occ:<version>)")
+	return groupCmd("image", "Container images of the agent runtime and of occ", build)
 }

@@ -140,6 +140,12 @@ func writeTemp(path string, h *keyset.Handle) (string, error) {
 	if err := insecurecleartextkeyset.Write(h, keyset.NewJSONWriter(&buf)); err != nil {
 		return "", fmt.Errorf("secrets: encode keyset: %w", err)
 	}
+	return writeTempBytes(path, buf.Bytes())
+}
+
+// writeTempBytes writes data to a new 0600 file beside path, fsynced, and
+// returns its name.
+func writeTempBytes(path string, data []byte) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return "", fmt.Errorf("secrets: write keyset: %w", err)
@@ -147,7 +153,7 @@ func writeTemp(path string, h *keyset.Handle) (string, error) {
 	name := f.Name()
 	err = f.Chmod(0o600)
 	if err == nil {
-		_, err = f.Write(buf.Bytes())
+		_, err = f.Write(data)
 	}
 	if err == nil {
 		err = f.Sync()

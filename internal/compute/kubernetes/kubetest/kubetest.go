@@ -39,8 +39,8 @@ import (
 )
 
 // AssetsEnv names the environment variable holding the directory with the
-// kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kwok
-// binaries (the directory `scripts/kube-assets` prints).
+// kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok and
+// helm binaries (the directory `scripts/kube-assets` prints).
 const AssetsEnv = "OCC_TEST_KUBE_ASSETS"
 
 // ContextName is the name of the context (and cluster) in every kubeconfig
@@ -134,6 +134,18 @@ func New(opts ...Option) (*Cluster, error) {
 			return c, err
 		}
 	}
+}
+
+// Asset returns the path of a binary in OCC_TEST_KUBE_ASSETS (helm for the
+// Helm chart's test), failing the test with how to build it when it is not
+// there.
+func Asset(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := assetDir([]string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
 }
 
 // assetDir returns OCC_TEST_KUBE_ASSETS after checking that it holds need.

