@@ -12,6 +12,7 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
 func TestNamespacesOnlyDriverRefusesRevisions(t *testing.T) {
@@ -131,4 +132,55 @@ func TestPluginWarnings(t *testing.T) {
 	if !slices.Equal(r.Warnings, want) {
 		t.Fatalf("warnings = %+v; want %+v", r.Warnings, want)
 	}
+}
+
+// TestReadoptionSkipsTheModelProbe: the startup model probe calls the
+// model provider (billable) once per gateway process. A driver that
+// re-adopts that running process after an occ restart checks its health
+// and identity only; a gateway that is started anew is probed again.
+func TestReadoptionSkipsTheModelProbe(t *testing.T) {
+	root := gatewaytest.ReachableDir(t)
+	d1, _ := open(t, root)
+	ag := newAgent(t, d1)
+	spec := newSpec(ag, 1)
+	spec.Document = modelDoc
+	spec.Env = map[string]string{"FAKEPROV_API_KEY": "sk-good", "FAKEGATEWAY_MODEL_AUTH": "ok"}
+	ready(t, d1, spec)
+	ready(t, d1, spec)
+	if n := modelProbes(t, d1, ag); n != 1 {
+		t.Fatalf("model probes after the first start = %d; want 1", n)
+	}
+	w1 := workloadID(t, onlyPID(t, d1, ag))
+	d1.Close() // occ stops; the gateway keeps running
+
+	d2, _ := open(t, root)
+	if err := d2.Adopt(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ready(t, d2, spec)
+	if w := workloadID(t, onlyPID(t, d2, ag)); w != w1 {
+		t.Fatalf("the reopened driver replaced the gateway: %s, then %s", w1, w)
+	}
+	if n := modelProbes(t, d2, ag); n != 1 {
+		t.Fatalf("model probes after re-adoption = %d; want still 1 (no provider call on an occ restart)", n)
+	}
+
+	// A new revision starts a new gateway process: it is probed.
+	next := newSpec(ag, 2)
+	next.Document, next.Env = spec.Document, spec.Env
+	ready(t, d2, next)
+	if n := modelProbes(t, d2, ag); n != 1 {
+		t.Fatalf("model probes of the new gateway = %d; want 1", n)
+	}
+}
+
+// modelProbes counts the provider calls the running gateway of the Agent
+// logged (the fake gateway logs each models.probe it answers).
+func modelProbes(t *testing.T, d *local.Driver, ag compute.AgentRef) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(d.AgentDir(ag), "console.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "model probe of provider fakeprov")
 }
