@@ -75,6 +75,10 @@ type Driver interface {
 // PermanentError is a failure that retrying cannot fix.
 type PermanentError struct {
 	Code string
+	// Data, when set, is the deployment's error.data: closed, bounded,
+	// credential-free facts that name the cause (for example the pluginId
+	// of a plugin that failed to install).
+	Data map[string]any
 	Err  error
 }
 
@@ -83,6 +87,20 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 
 // Permanent marks err as not worth retrying, with an allowlisted code.
 func Permanent(code string, err error) error { return &PermanentError{Code: code, Err: err} }
+
+// PermanentWith is Permanent with the error.data that names the cause.
+func PermanentWith(code string, data map[string]any, err error) error {
+	return &PermanentError{Code: code, Data: data, Err: err}
+}
+
+// PermanentData returns the data of a permanent error, or nil.
+func PermanentData(err error) map[string]any {
+	var p *PermanentError
+	if errors.As(err, &p) {
+		return p.Data
+	}
+	return nil
+}
 
 // PermanentCode returns the code of a permanent error, or "" for a
 // retryable one.

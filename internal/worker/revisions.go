@@ -183,7 +183,7 @@ func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string
 // retryable retries with backoff until the attempts run out.
 func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) error {
 	if code := compute.PermanentCode(err); code != "" {
-		return w.fail(ctx, p, code, nil)
+		return w.fail(ctx, p, code, compute.PermanentData(err))
 	}
 	if p.job.Attempt >= p.job.MaxAttempts {
 		return w.fail(ctx, p, occ.DeployDependency, nil)

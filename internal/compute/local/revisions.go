@@ -138,6 +138,9 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		probed = verified || st.ModelProbed == a.proc.key()
 		return nil
 	})
+	if r, ok := compute.PendingInstalling(err); ok {
+		return r, nil
+	}
 	if err != nil {
 		return compute.Readiness{}, err
 	}
@@ -201,7 +204,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 
 	// A dedicated gateway holds no model credential: its harness passed
 	// the model probe before it started.
-	return compute.AskGateway(ctx, compute.Ask{Dial: t.dialOptions(), Document: spec.Document, ProbeModel: !probed && !t.dedicated,
+	return compute.AskGateway(ctx, compute.Ask{Dial: t.dialOptions(), Document: spec.Document, ProbeModel: !probed && !t.dedicated, Report: spec.Report,
 		ModelProbeTimeout: d.modelProbeTimeout, HealthTimeout: healthTimeout})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 func TestNamespacesOnlyDriverRefusesRevisions(t *testing.T) {
@@ -183,4 +184,44 @@ func modelProbes(t *testing.T, d *local.Driver, ag compute.AgentRef) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(b), "model probe of provider fakeprov")
+}
+
+// TestRuntimeInstallNamesItsPhaseAndCause: on a machine without the runtime
+// the first deploy installs it in the background; meanwhile the revision
+// is pending RUNTIME_INSTALLING with the install's phase, and a failed
+// install fails it with a code that names the cause: no npm, or npm failing
+// in a phase.
+func TestRuntimeInstallNamesItsPhaseAndCause(t *testing.T) {
+	failing := t.TempDir()
+	if err := os.WriteFile(filepath.Join(failing, "npm"), []byte("#!/bin/sh\necho 'npm error network unreachable' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, path, code string
+		data             map[string]any
+	}{
+		{"no npm", t.TempDir(), occ.DeployRuntimeNPMNotFound, nil},
+		{"npm fails", failing, occ.DeployRuntimeInstallFailed, map[string]any{"phase": occ.InstallPhaseResolving}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("PATH", c.path)
+			d, _ := open(t, "", func(o *local.Options) { o.Command = local.InstallingRuntime(t.TempDir(), nil) })
+			spec := newSpec(newAgent(t, d), 1)
+			r, err := d.PrepareRevision(context.Background(), spec)
+			if err != nil || r.Ready || r.PendingReason != occ.PendingRuntimeInstalling || r.Install == nil || r.Install.Phase == "" {
+				t.Fatalf("first PrepareRevision = %+v, %v; want pending %s with the install's phase", r, err, occ.PendingRuntimeInstalling)
+			}
+			deadline := time.Now().Add(waitFor)
+			for err == nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				r, err = d.PrepareRevision(context.Background(), spec)
+				if err == nil && r.PendingReason != occ.PendingRuntimeInstalling {
+					t.Fatalf("PrepareRevision = %+v; want pending %s until the install ends", r, occ.PendingRuntimeInstalling)
+				}
+			}
+			if code := compute.PermanentCode(err); code != c.code || !reflect.DeepEqual(compute.PermanentData(err), c.data) {
+				t.Fatalf("PrepareRevision after the install = %v (code %q, data %v); want %s with data %v", err, code, compute.PermanentData(err), c.code, c.data)
+			}
+		})
+	}
 }
