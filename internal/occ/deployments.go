@@ -113,6 +113,15 @@ const (
 	InstallPhaseVerifying = "verifying"
 )
 
+// InstallPhase reports whether phase is one of the install phases.
+func InstallPhase(phase string) bool {
+	switch phase {
+	case InstallPhaseWaiting, InstallPhaseResolving, InstallPhaseNode, InstallPhaseOpenClaw, InstallPhaseVerifying:
+		return true
+	}
+	return false
+}
+
 // AttemptOfPending is the attempt code of a not-ready revision with the
 // driver's pending reason; an unknown reason is REVISION_INCOMPLETE.
 func AttemptOfPending(reason string) string {

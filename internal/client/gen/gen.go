@@ -176,6 +176,33 @@ func (e CredentialSourceState) Valid() bool {
 	}
 }
 
+// Defines values for DeploymentStatusProgressLastAttemptDataPhase.
+const (
+	FetchingNode     DeploymentStatusProgressLastAttemptDataPhase = "fetching_node"
+	FetchingOpenclaw DeploymentStatusProgressLastAttemptDataPhase = "fetching_openclaw"
+	Resolving        DeploymentStatusProgressLastAttemptDataPhase = "resolving"
+	Verifying        DeploymentStatusProgressLastAttemptDataPhase = "verifying"
+	Waiting          DeploymentStatusProgressLastAttemptDataPhase = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentStatusProgressLastAttemptDataPhase enum.
+func (e DeploymentStatusProgressLastAttemptDataPhase) Valid() bool {
+	switch e {
+	case FetchingNode:
+		return true
+	case FetchingOpenclaw:
+		return true
+	case Resolving:
+		return true
+	case Verifying:
+		return true
+	case Waiting:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeploymentStatusStatus.
 const (
 	DeploymentStatusStatusFailed    DeploymentStatusStatus = "failed"
@@ -1032,7 +1059,7 @@ type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
 	DeploymentId string `json:"deploymentId"`
 
-	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
+	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED, RUNTIME_INSTALL_NPM_NOT_FOUND, RUNTIME_INSTALL_FAILED (data {phase}: the install phase that failed), PLUGIN_INSTALL_FAILED (data {pluginId}: the plugin that could not be installed), KUBERNETES_OWNERSHIP_CONFLICT, KUBERNETES_ACCESS_DENIED, KUBERNETES_REQUEST_INVALID; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
 	Error nullable.Nullable[struct {
 		Code    string                  `json:"code"`
 		Data    *map[string]interface{} `json:"data,omitempty"`
@@ -1043,8 +1070,17 @@ type DeploymentStatus struct {
 		LastAttempt nullable.Nullable[struct {
 			At Timestamp `json:"at"`
 
-			// Code REVISION_INCOMPLETE (not ready yet), AGENT_GATEWAY_UNAVAILABLE (the gateway reports itself unready), REVISION_UNSCHEDULABLE (the driver cannot place the workload yet), WORKSPACE_NODE_PENDING, DEPENDENCY_UNAVAILABLE, ACTIVE_REVISION_CHANGED, LEASE_EXPIRED, or RECONCILIATION_PENDING for anything else; each with its fixed message.
-			Code    string `json:"code"`
+			// Code The phases of a deploy on its way: RUNTIME_INSTALLING (the agent runtime is being installed on the compute host; data {phase, bytes}), AGENT_GATEWAY_STARTING (the gateway is starting), MODEL_PROBE_RUNNING (the gateway is trying the model credential). Retries after an attempt that did not succeed: AGENT_GATEWAY_UNAVAILABLE (the gateway reports itself unready), REVISION_UNSCHEDULABLE (the driver cannot place the workload yet), WORKSPACE_NODE_PENDING, DEPENDENCY_UNAVAILABLE, ACTIVE_REVISION_CHANGED, LEASE_EXPIRED. REVISION_INCOMPLETE (not ready yet, for no reason the driver names), or RECONCILIATION_PENDING for anything else; each with its fixed message.
+			Code string `json:"code"`
+
+			// Data Set with RUNTIME_INSTALLING only.
+			Data *struct {
+				// Bytes What the install has on disk so far.
+				Bytes int64 `json:"bytes"`
+
+				// Phase waiting for another install of the same runtime, resolving the Node.js release, fetching Node.js, fetching openclaw and its dependencies (running their install scripts), verifying the install.
+				Phase DeploymentStatusProgressLastAttemptDataPhase `json:"phase"`
+			} `json:"data,omitempty"`
 			Message string `json:"message"`
 		}] `json:"lastAttempt"`
 		NextAttemptAt nullable.Nullable[Timestamp] `json:"nextAttemptAt"`
@@ -1055,6 +1091,9 @@ type DeploymentStatus struct {
 		PluginId string                       `json:"pluginId"`
 	} `json:"warnings"`
 }
+
+// DeploymentStatusProgressLastAttemptDataPhase waiting for another install of the same runtime, resolving the Node.js release, fetching Node.js, fetching openclaw and its dependencies (running their install scripts), verifying the install.
+type DeploymentStatusProgressLastAttemptDataPhase string
 
 // DeploymentStatusStatus defines model for DeploymentStatus.Status.
 type DeploymentStatusStatus string

@@ -36,6 +36,8 @@ type fakeWorld struct {
 	notReady       map[string]fakeNotReady
 	held           map[string]*compute.RuntimeFailure
 	warnings       map[string][]compute.Warning
+	installing     map[string]compute.InstallProgress
+	probing        map[string]chan struct{}
 	started        int // workloads started so far, to name the next
 	calls          callCounts
 }
@@ -86,6 +88,7 @@ func NewFake(caps compute.Capabilities) *Fake {
 		namespaces: map[string]bool{}, agents: map[string]*fakeAgent{}, deleted: map[string]bool{},
 		lastEnv: map[string]map[string]string{}, lastHarnessEnv: map[string]map[string]string{}, notReady: map[string]fakeNotReady{},
 		held: map[string]*compute.RuntimeFailure{}, warnings: map[string][]compute.Warning{},
+		installing: map[string]compute.InstallProgress{}, probing: map[string]chan struct{}{},
 	}}
 }
 
@@ -147,6 +150,7 @@ func (w *fakeWorld) remove(agentID string) {
 // applied before the Agent's first start only), then the switches decide
 // the answer: held, not ready, or ready with the Agent's warnings.
 func (f *Fake) PrepareRevision(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
+	f.probe(ctx, spec)
 	var r compute.Readiness
 	err := f.do(MethodPrepareRevision, spec.AgentID, func(w *fakeWorld) error {
 		if err := spec.RevisionRef.Validate(); err != nil {

@@ -43,6 +43,9 @@ type Fault struct {
 	// Permanent, when set, makes the failure compute.Permanent with this
 	// code; otherwise it is retryable. Either wraps ErrInjected.
 	Permanent string
+	// PermanentData is the permanent failure's error.data
+	// (compute.PermanentWith).
+	PermanentData map[string]any
 	// Then, when set, runs as the fault fires, before the failure is
 	// returned: a test's failpoint, such as killing occ's database pool
 	// to stand for a crash at this call.
@@ -121,7 +124,7 @@ func (f *Faulty) match(method, id string, after bool) (func(), error) {
 		}
 		err := ErrInjected
 		if ft.Permanent != "" {
-			err = compute.Permanent(ft.Permanent, ErrInjected)
+			err = compute.PermanentWith(ft.Permanent, ft.PermanentData, ErrInjected)
 		}
 		f.faults = slices.DeleteFunc(f.faults, func(ft *Fault) bool { return ft.Times == 0 })
 		return ft.Then, err
