@@ -251,7 +251,11 @@ type DeploymentSummary struct {
 	AttemptAt      string
 	AttemptCode    string
 	AttemptMessage string
-	NextAttemptAt  string
+	// InstallPhase and InstallBytes are the runtime install's phase and
+	// bytes on disk (RUNTIME_INSTALLING); "" and 0 otherwise.
+	InstallPhase  string
+	InstallBytes  int64
+	NextAttemptAt string
 	// Warnings are "CODE pluginId" pairs.
 	Warnings []string
 }
@@ -265,6 +269,9 @@ func Summarize(st *DeploymentStatus) DeploymentSummary {
 	if p, err := st.Progress.Get(); err == nil {
 		if la, err := p.LastAttempt.Get(); err == nil {
 			s.AttemptAt, s.AttemptCode, s.AttemptMessage = la.At, la.Code, la.Message
+			if d := la.Data; d != nil {
+				s.InstallPhase, s.InstallBytes = string(d.Phase), d.Bytes
+			}
 		}
 		s.NextAttemptAt = p.NextAttemptAt.GetOrEmpty()
 	}

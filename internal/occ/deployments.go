@@ -223,6 +223,20 @@ var attemptMessages = map[string]string{
 	AttemptModelProbeRunning: "The gateway is trying the model credential (its startup model probe, one call to the provider).",
 }
 
+// AttemptRetry reports whether an attempt code is a retry after an
+// attempt that did not succeed (the dependency, gateway, placement or
+// lease was not there yet), as opposed to a phase of a deploy on its way
+// (RUNTIME_INSTALLING, AGENT_GATEWAY_STARTING, MODEL_PROBE_RUNNING,
+// REVISION_INCOMPLETE, RECONCILIATION_PENDING). Neither is an error: a
+// deploy fails only with a terminal error code.
+func AttemptRetry(code string) bool {
+	switch code {
+	case AttemptDependency, AttemptGateway, AttemptActiveMoved, AttemptLeaseLost, AttemptUnschedulable, AttemptWorkspaceNode:
+		return true
+	}
+	return false
+}
+
 // AttemptProgress maps an attempt code to the allowlisted code and fixed
 // message shown in progress.lastAttempt.
 func AttemptProgress(code string) (string, string) {
