@@ -70,6 +70,11 @@ type Driver interface {
 	// Diagnose runs fresh checks of a revision (at most MaxChecks); a
 	// revision without a workload gives unknown checks, not an error.
 	Diagnose(ctx context.Context, rev RevisionRef) (Diagnosis, error)
+	// Logs reads the recent output of the revision's gateway, bounded by
+	// opts and MaxLogBytes (TailLines), raw: the caller redacts secrets.
+	// Found is false when the driver keeps no output of the revision; a
+	// driver that cannot read output returns ErrLogsUnsupported.
+	Logs(ctx context.Context, rev RevisionRef, opts LogOptions) (Logs, error)
 }
 
 // PermanentError is a failure that retrying cannot fix.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -55,6 +57,7 @@ type fakeAgent struct {
 	files        map[string]string
 	filesApplied bool
 	env          map[string]string // memory only
+	output       []string          // what its workload printed since it started
 }
 
 // stored is the Agent's state as the Fake would persist it: everything
@@ -188,6 +191,13 @@ func (w *fakeWorld) start(a *fakeAgent, spec compute.RevisionSpec, workspaceSetu
 		a.active = ""
 	}
 	a.env = maps.Clone(spec.Env)
+	// A careless gateway: it prints its whole environment and its token,
+	// so that a reader of its output must redact them.
+	a.output = []string{"fake gateway starting revision " + spec.RevisionID}
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		a.output = append(a.output, "env "+k+"="+spec.Env[k])
+	}
+	a.output = append(a.output, "gateway token "+a.secret, "fake gateway ready")
 	w.lastEnv[spec.AgentID] = maps.Clone(spec.Env)
 	w.lastHarnessEnv[spec.AgentID] = maps.Clone(spec.HarnessEnv)
 }
@@ -270,6 +280,27 @@ func (f *Fake) GatewayEndpoint(ctx context.Context, ag compute.AgentRef) (comput
 		return nil
 	})
 	return ep, err == nil
+}
+
+// Logs implements compute.Driver: what the workload of the revision
+// printed since it started (start says what: its environment and token,
+// unredacted, as a careless gateway might print them).
+func (f *Fake) Logs(ctx context.Context, rev compute.RevisionRef, opts compute.LogOptions) (compute.Logs, error) {
+	var out compute.Logs
+	err := f.do(MethodLogs, rev.AgentID, func(w *fakeWorld) error {
+		if err := rev.Validate(); err != nil {
+			return err
+		}
+		a := w.agents[rev.AgentID]
+		if a == nil || a.revision != rev.RevisionID || a.workload == "" {
+			return nil
+		}
+		text := strings.Join(a.output, "\n") + "\n"
+		out.Found = true
+		out.Lines, out.Truncated = compute.TailLines([]byte(text), opts.TailLines, false)
+		return nil
+	})
+	return out, err
 }
 
 // Diagnose implements compute.Driver: a process check and a readiness

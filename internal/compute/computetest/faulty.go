@@ -204,6 +204,11 @@ func (f *Faulty) GatewayEndpoint(ctx context.Context, ag compute.AgentRef) (comp
 	return ep, err == nil
 }
 
+// Logs implements compute.Driver with injected failures.
+func (f *Faulty) Logs(ctx context.Context, rev compute.RevisionRef, opts compute.LogOptions) (compute.Logs, error) {
+	return through(f, MethodLogs, rev.AgentID, func() (compute.Logs, error) { return f.Driver.Logs(ctx, rev, opts) })
+}
+
 // Diagnose implements compute.Driver with injected failures.
 func (f *Faulty) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute.Diagnosis, error) {
 	return through(f, MethodDiagnose, rev.AgentID, func() (compute.Diagnosis, error) { return f.Driver.Diagnose(ctx, rev) })
