@@ -5,14 +5,16 @@ import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // Bounds of one Logs read: a caller asks for at most MaxLogLines lines
 // (DefaultLogLines when it names none), and a driver reads at most
 // MaxLogBytes bytes of output to answer.
 const (
-	DefaultLogLines = 200
-	MaxLogLines     = 1000
+	DefaultLogLines = occ.DefaultRuntimeLogLines
+	MaxLogLines     = occ.MaxRuntimeLogLines
 	MaxLogBytes     = 256 << 10
 )
 
@@ -33,6 +35,10 @@ type Logs struct {
 	Lines []string
 	// Truncated says older output was left out (the line or byte bound).
 	Truncated bool
+	// Credentials are the gateway's own secrets (its token or password,
+	// what derives from them), which the caller redacts from Lines along
+	// with the revision's bound Secrets.
+	Credentials []string
 }
 
 // ErrLogsUnsupported is the error of a driver that cannot read its

@@ -298,6 +298,7 @@ func (f *Fake) Logs(ctx context.Context, rev compute.RevisionRef, opts compute.L
 		text := strings.Join(a.output, "\n") + "\n"
 		out.Found = true
 		out.Lines, out.Truncated = compute.TailLines([]byte(text), opts.TailLines, false)
+		out.Credentials = []string{a.secret}
 		return nil
 	})
 	return out, err

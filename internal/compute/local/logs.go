@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/gateway"
 )
 
 // Logs reads the last output of the Agent's gateway from console.log (its
@@ -33,6 +34,12 @@ func (d *Driver) Logs(ctx context.Context, rev compute.RevisionRef, opts compute
 		}
 		out.Found = true
 		out.Lines, out.Truncated = compute.TailLines(b, opts.TailLines, cut)
+		if token := readToken(a.dir); token != "" {
+			out.Credentials = append(out.Credentials, token, gateway.NativeAdminIdentity(token))
+		}
+		if a.appToken != "" {
+			out.Credentials = append(out.Credentials, a.appToken)
+		}
 		return nil
 	})
 	return out, err
