@@ -42,7 +42,7 @@ var (
 	errLogsNotAudited   = occ.E(occ.CodeDependencyUnavailable, "The log read could not be audited, so no output was read.")
 	errLogsUnreadable   = occ.E(occ.CodeDependencyUnavailable, "The compute driver could not read the gateway output.")
 	errLogsUnredactable = occ.E(occ.CodeDependencyUnavailable,
-		"A Secret bound to this revision could not be read (deleted since?), so its value cannot be redacted and no output is shown.")
+		"A Secret bound to this revision, or the revision itself, could not be read (deleted since?), so the output cannot be redacted and none is shown.")
 )
 
 // ReadRuntimeLogs returns the last tailLines (1 to occ.MaxRuntimeLogLines;
@@ -132,17 +132,21 @@ func (a *App) requireReadLogs(ctx context.Context, c occ.Caller, ref occ.Resourc
 
 // boundSecrets are the values of a revision's bound Secrets
 // (secretBindings and the harness credential), to redact from its
-// gateway's output. One that cannot be read (deleted since) may still be
-// in the output: the read fails closed.
+// gateway's output. One that cannot be read (deleted since), or a snapshot
+// that cannot be read, may leave a value in the output unknown: the read
+// fails closed.
 func (a *App) boundSecrets(ctx context.Context, nsID string, rev occ.Revision) ([]string, error) {
+	s := rev.Snapshot
+	if s == nil {
+		// Unreadable: which Secrets it binds is unknown.
+		return nil, occ.Wrap(errLogsUnredactable.Code, errLogsUnredactable.Message, fmt.Errorf("revision %s: %v", rev.ID, rev.ReadError))
+	}
 	var ids []string
-	if s := rev.Snapshot; s != nil {
-		for _, b := range s.SecretBindings {
-			ids = append(ids, b.Source.ID)
-		}
-		if h := s.HarnessAuth; h != nil && h.Source != nil {
-			ids = append(ids, h.Source.ID)
-		}
+	for _, b := range s.SecretBindings {
+		ids = append(ids, b.Source.ID)
+	}
+	if h := s.HarnessAuth; h != nil && h.Source != nil {
+		ids = append(ids, h.Source.ID)
 	}
 	var out []string
 	for _, id := range ids {
