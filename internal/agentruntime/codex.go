@@ -107,7 +107,7 @@ func InstallCodex(ctx context.Context, o Options, rt Runtime) (Codex, error) {
 	if err != nil {
 		return Codex{}, fmt.Errorf("runtime directory %s: %w", o.Dir, err)
 	}
-	p := newProgress(o.Progress, o.tick)
+	p := newProgress(o.Progress, o.tick, nil)
 	name := codexName()
 	final := filepath.Join(dir, name)
 	if c, ok := FindCodex(dir); ok {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // Options configure Install.
@@ -32,6 +34,12 @@ type Options struct {
 	// means "npm" on PATH. It runs with the machine's configuration (its
 	// registry, proxy and certificate settings) and cache.
 	NPM string
+
+	// OnPhase, when set, hears the install's phase (one of
+	// occ.InstallPhase*) as it enters it, and the bytes the install has on
+	// disk every tick of a long step. It is called from the install's
+	// goroutines and must not block.
+	OnPhase func(phase string, bytes int64)
 
 	// tick is how often a long step reports how far it got; 0 means 10s.
 	tick time.Duration
@@ -75,7 +83,7 @@ func Install(ctx context.Context, o Options) (Runtime, error) {
 	if err != nil {
 		return Runtime{}, fmt.Errorf("runtime directory %s: %w", o.Dir, err)
 	}
-	p := newProgress(o.Progress, o.tick)
+	p := newProgress(o.Progress, o.tick, o.OnPhase)
 	final := filepath.Join(dir, v.Name())
 	if rt, ok := Find(dir, v); ok {
 		p.printf("openclaw %s with Node.js %s is installed at %s", v.OpenClaw, rt.NodeVersion, final)
@@ -147,6 +155,7 @@ func Install(ctx context.Context, o Options) (Runtime, error) {
 func build(ctx context.Context, npm, tmp string, v Versions, p *progress) (marker, error) {
 	min, _ := parseVersion(MinNodeVersion)
 
+	p.enter(occ.InstallPhaseResolving, tmp)
 	p.printf("asking npm which %s versions it serves", NodePackage)
 	var out bytes.Buffer
 	if err := runCmd(ctx, tmp, os.Environ(), nil, &out, npm, "view", NodePackage, "versions", "--json"); err != nil {
@@ -170,6 +179,7 @@ func build(ctx context.Context, npm, tmp string, v Versions, p *progress) (marke
 	// count.
 	install := []string{"install", "--prefix", tmp, "--no-audit", "--no-fund", "--update-notifier=false", "--save-exact", "--loglevel=http"}
 	nodeSpec := NodePackage + "@" + nodeV.String()
+	p.enter(occ.InstallPhaseNode, tmp)
 	if err := p.step(ctx, "fetching "+nodeSpec, tmp, func() error {
 		return runCmd(ctx, tmp, os.Environ(), p.npmLine, nil, npm, append(install, "--ignore-scripts", nodeSpec)...)
 	}); err != nil {
@@ -190,12 +200,14 @@ func build(ctx context.Context, npm, tmp string, v Versions, p *progress) (marke
 	// Node.js does not satisfy.
 	env := withPath(os.Environ(), filepath.Dir(node))
 	ocSpec := OpenClawPackage + "@" + v.OpenClaw
+	p.enter(occ.InstallPhaseOpenClaw, tmp)
 	if err := p.step(ctx, "fetching "+ocSpec+" and its dependencies, running install scripts with Node.js "+got.String(), tmp, func() error {
 		return runCmd(ctx, tmp, env, p.npmLine, nil, npm, append(install, ocSpec)...)
 	}); err != nil {
 		return marker{}, err
 	}
 
+	p.enter(occ.InstallPhaseVerifying, tmp)
 	if err := verifyOpenClaw(ctx, node, pkg, v.OpenClaw); err != nil {
 		return marker{}, err
 	}
@@ -336,6 +348,10 @@ func parseVersionList(b []byte) ([]string, error) {
 	return []string{one}, nil
 }
 
+// ErrNPMNotFound is the error (errors.Is) of an install on a machine
+// without npm.
+var ErrNPMNotFound = errors.New("npm is needed to install the agent runtime from the npm registry")
+
 // lookNPM resolves the npm command.
 func lookNPM(npm string) (string, error) {
 	if npm == "" {
@@ -343,7 +359,7 @@ func lookNPM(npm string) (string, error) {
 	}
 	path, err := exec.LookPath(npm)
 	if err != nil {
-		return "", fmt.Errorf("npm is needed to install the agent runtime from the npm registry: %w", err)
+		return "", fmt.Errorf("%w: %w", ErrNPMNotFound, err)
 	}
 	return filepath.Abs(path)
 }
@@ -386,6 +402,7 @@ func lock(ctx context.Context, path string, p *progress) (func(), error) {
 		}
 		if !waiting {
 			waiting = true
+			p.enter(occ.InstallPhaseWaiting, "")
 			holder, _ := os.ReadFile(path)
 			p.printf("waiting for another install to finish (%s held by pid %s)", path, strings.TrimSpace(string(holder)))
 		}

@@ -11,9 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 func TestInstallWithFakeNPM(t *testing.T) {
@@ -21,11 +24,30 @@ func TestInstallWithFakeNPM(t *testing.T) {
 	npm, calls := fakeNPM{sleep: "1"}.write(t)
 	dir := filepath.Join(t.TempDir(), "runtime")
 	var out syncBuffer
-	rt, err := Install(context.Background(), Options{Dir: dir, Progress: &out, NPM: npm, tick: 200 * time.Millisecond})
+	var phaseMu sync.Mutex
+	var phases []string
+	var maxBytes int64
+	onPhase := func(phase string, bytes int64) {
+		phaseMu.Lock()
+		defer phaseMu.Unlock()
+		if len(phases) == 0 || phases[len(phases)-1] != phase {
+			phases = append(phases, phase)
+		}
+		maxBytes = max(maxBytes, bytes)
+	}
+	rt, err := Install(context.Background(), Options{Dir: dir, Progress: &out, NPM: npm, OnPhase: onPhase, tick: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Install: %v\n%s", err, out.String())
 	}
 	t.Logf("progress:\n%s", out.String())
+	// The phases a deployment's progress shows, in order, and the bytes on
+	// disk the install reported on the way.
+	if want := []string{occ.InstallPhaseResolving, occ.InstallPhaseNode, occ.InstallPhaseOpenClaw, occ.InstallPhaseVerifying}; !slices.Equal(phases, want) {
+		t.Errorf("install phases %v; want %v", phases, want)
+	}
+	if maxBytes == 0 {
+		t.Error("the install reported no bytes on disk")
+	}
 
 	final := filepath.Join(dir, "2026.9.6-node24")
 	want := Runtime{
@@ -452,6 +474,9 @@ func TestInstallRejectsBadOptions(t *testing.T) {
 			_, err := Install(context.Background(), o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Install error = %v, want %q", err, tc.want)
+			}
+			if npmMissing := tc.name == "no npm"; errors.Is(err, ErrNPMNotFound) != npmMissing {
+				t.Fatalf("Install error = %v: errors.Is ErrNPMNotFound = %v; want %v", err, !npmMissing, npmMissing)
 			}
 		})
 	}

@@ -25,16 +25,44 @@ type progress struct {
 	// --loglevel=http): package documents, tarballs, the last tarball.
 	docs, tarballs int
 	lastTarball    string
+
+	// onPhase hears the install's phase and bytes on disk (Options.OnPhase).
+	onPhase func(phase string, bytes int64)
+	phase   string
 }
 
-func newProgress(w io.Writer, tick time.Duration) *progress {
+func newProgress(w io.Writer, tick time.Duration, onPhase func(string, int64)) *progress {
 	if w == nil {
 		w = io.Discard
 	}
 	if tick <= 0 {
 		tick = 10 * time.Second
 	}
-	return &progress{w: w, start: time.Now(), tick: tick}
+	return &progress{w: w, start: time.Now(), tick: tick, onPhase: onPhase}
+}
+
+// enter starts a phase of the install (one of occ.InstallPhase*), with
+// dir's bytes on disk so far.
+func (p *progress) enter(phase, dir string) {
+	p.mu.Lock()
+	p.phase = phase
+	p.mu.Unlock()
+	p.report(dir)
+}
+
+// report tells onPhase the current phase and dir's bytes on disk.
+func (p *progress) report(dir string) {
+	if p.onPhase == nil {
+		return
+	}
+	var n int64
+	if dir != "" {
+		n = dirSize(dir)
+	}
+	p.mu.Lock()
+	phase := p.phase
+	p.mu.Unlock()
+	p.onPhase(phase, n)
 }
 
 // printf writes one progress line.
@@ -106,6 +134,7 @@ func (p *progress) step(ctx context.Context, what, dir string, fn func() error) 
 				return
 			case <-t.C:
 				p.printf("  … %s, %s on disk%s", roundDuration(time.Since(start)), formatBytes(dirSize(dir)), p.fetched())
+				p.report(dir)
 			}
 		}
 	})

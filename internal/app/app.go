@@ -44,10 +44,11 @@ type Options struct {
 	// Compute is what the installation's compute driver declares it can
 	// run: deploy admission refuses what it cannot (Capabilities.Refusal).
 	Compute             occ.ComputeCapabilities
-	WorkspaceDefaultsID string          // SHA-256 identity of the pinned runtime's default workspace files
-	Gateways            GatewayEndpoint // finds a running Agent's gateway (live workspace files, native admin UI)
-	NativeAdmin         NativeAdmin     // the native admin UI toggle and domains
-	Diagnose            Diagnoser       // runs fresh checks of a revision (deployment diagnostics)
+	WorkspaceDefaultsID string           // SHA-256 identity of the pinned runtime's default workspace files
+	Gateways            GatewayEndpoint  // finds a running Agent's gateway (live workspace files, native admin UI)
+	NativeAdmin         NativeAdmin      // the native admin UI toggle and domains
+	Diagnose            Diagnoser        // runs fresh checks of a revision (deployment diagnostics)
+	RuntimeLogs         RuntimeLogReader // reads a revision's gateway output (runtime logs)
 	// BackendClient issues service account credentials; nil means the
 	// HTTP client of package backends.
 	BackendClient backends.Client

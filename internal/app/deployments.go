@@ -33,11 +33,20 @@ type Progress struct {
 	NextAttemptAt *time.Time
 }
 
-// Attempt is one recorded attempt's allowlisted code and fixed message.
+// Attempt is one recorded attempt's allowlisted code and fixed message,
+// with the install's phase and bytes of RUNTIME_INSTALLING.
 type Attempt struct {
 	At      time.Time
 	Code    string
 	Message string
+	Install *InstallProgress
+}
+
+// InstallProgress is how far a runtime install got
+// (progress.lastAttempt.data).
+type InstallProgress struct {
+	Phase string `json:"phase"`
+	Bytes int64  `json:"bytes"`
 }
 
 // GetDeployment returns a deployment's status with exact agent_revision:read
@@ -80,6 +89,10 @@ func (a *App) deploymentStatus(ctx context.Context, nsID, agentID, revID string)
 		if d.LastAttemptCode != "" {
 			code, msg := occ.AttemptProgress(d.LastAttemptCode)
 			p.LastAttempt = &Attempt{At: occ.FromMillis(d.LastAttemptAt), Code: code, Message: msg}
+			var in InstallProgress
+			if code == occ.AttemptRuntimeInstalling && json.Unmarshal([]byte(d.LastAttemptData), &in) == nil && occ.InstallPhase(in.Phase) {
+				p.LastAttempt.Install = &in
+			}
 		}
 		if d.Status == occ.DeploymentQueued && d.NextAttemptAt != 0 {
 			t := occ.FromMillis(d.NextAttemptAt)

@@ -16,7 +16,7 @@ import (
 func agentsCmd(api *apiOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "agents", Aliases: []string{"agent"}, Short: "Agents: create, change, deploy, stop and delete"}
 	cmd.AddCommand(agentsCreateCmd(api), agentsListCmd(api), agentsGetCmd(api), agentsPatchCmd(api), agentsGrantSecretsCmd(api),
-		agentsDeployCmd(api), agentsStopCmd(api), agentsDeleteCmd(api), agentsOpenCmd(api))
+		agentsDeployCmd(api), agentsStopCmd(api), agentsDeleteCmd(api), agentsOpenCmd(api), agentsLogsCmd(api))
 	return cmd
 }
 

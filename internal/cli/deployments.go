@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw/occ/internal/client"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // deploymentsCmd is `occ deployments list|get|watch|diagnose`.
@@ -18,28 +19,29 @@ func deploymentsCmd(api *apiOptions) *cobra.Command {
 }
 
 // progressKey is what a new progress line must differ in: terminal or
-// not (queued and running alike), the last attempt's code, the error.
+// not (queued and running alike), the last attempt's code, the install's
+// phase and bytes, the error.
 func progressKey(st *client.DeploymentStatus) string {
 	s := client.Summarize(st)
 	phase := "pending"
 	if client.Terminal(st) {
 		phase = s.Status
 	}
-	return phase + "|" + s.AttemptCode + "|" + s.ErrorCode
+	return fmt.Sprintf("%s|%s|%s|%d|%s", phase, s.AttemptCode, s.InstallPhase, s.InstallBytes, s.ErrorCode)
 }
 
-// progressLine is one line of `deploy --wait` progress: the status, the
-// last attempt's code and message, the next attempt's time, the error and
-// the warnings, as far as the status has them.
+// progressLine is one line of `deploy --wait` progress: the status, then
+// what the deploy is doing (a phase: the code, the install's phase and
+// bytes, the message) or, after an attempt that did not succeed, that it
+// will retry and why (progress, not an error); the error and the warnings
+// of a settled deploy.
 func progressLine(st *client.DeploymentStatus) string {
 	s := client.Summarize(st)
 	var b strings.Builder
 	fmt.Fprintf(&b, "deployment %s: %s", st.DeploymentId, s.Status)
-	if s.AttemptCode != "" {
-		fmt.Fprintf(&b, "; last attempt %s: %s", s.AttemptCode, s.AttemptMessage)
-	}
-	if s.NextAttemptAt != "" {
-		fmt.Fprintf(&b, "; next attempt at %s", s.NextAttemptAt)
+	if s.AttemptCode != "" && !client.Terminal(st) {
+		b.WriteString("; ")
+		b.WriteString(attemptText(s))
 	}
 	if s.ErrorCode != "" {
 		fmt.Fprintf(&b, "; error %s: %s", s.ErrorCode, s.ErrorMessage)
@@ -48,6 +50,35 @@ func progressLine(st *client.DeploymentStatus) string {
 		fmt.Fprintf(&b, "; warning %s", w)
 	}
 	return b.String()
+}
+
+// attemptText says what a pending deploy's last attempt means: a phase
+// ("RUNTIME_INSTALLING (fetching_openclaw, 93.4 MB): …") or a retry
+// ("will retry at T after DEPENDENCY_UNAVAILABLE: …").
+func attemptText(s client.DeploymentSummary) string {
+	code := s.AttemptCode
+	if s.InstallPhase != "" {
+		code += fmt.Sprintf(" (%s, %s)", s.InstallPhase, formatBytes(s.InstallBytes))
+	}
+	if !occ.AttemptRetry(s.AttemptCode) {
+		return code + ": " + s.AttemptMessage
+	}
+	when := ""
+	if s.NextAttemptAt != "" {
+		when = " at " + s.NextAttemptAt
+	}
+	return "will retry" + when + " after " + code + ": " + s.AttemptMessage
+}
+
+// formatBytes is n in B, KB or MB (decimal units).
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1_000:
+		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 // printDeployment writes one deployment status.
@@ -59,7 +90,7 @@ func printDeployment(api *apiOptions, st *client.DeploymentStatus) error {
 			fields = append(fields, [2]string{"error", s.ErrorCode + ": " + s.ErrorMessage})
 		}
 		if s.AttemptCode != "" {
-			fields = append(fields, [2]string{"last attempt", s.AttemptAt + " " + s.AttemptCode + ": " + s.AttemptMessage})
+			fields = append(fields, [2]string{"last attempt", s.AttemptAt + " " + attemptText(s)})
 		}
 		if s.NextAttemptAt != "" {
 			fields = append(fields, [2]string{"next attempt", s.NextAttemptAt})

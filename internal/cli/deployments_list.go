@@ -77,20 +77,13 @@ Agent's newest revision (an ID, or a revision number).`,
 			if err != nil {
 				return err
 			}
-			rev := ""
+			ref := ""
 			if len(args) == 2 {
-				if rev, err = resolveRevision(ctx, c, ns, id, args[1]); err != nil {
-					return err
-				}
-			} else {
-				revs, err := c.ListAllAgentRevisions(ctx, ns, id)
-				if err != nil {
-					return err
-				}
-				if len(revs) == 0 {
-					return notFound("The Agent has no deployment yet; run occ agents deploy " + agent + ".")
-				}
-				rev = revs[len(revs)-1].Id
+				ref = args[1]
+			}
+			rev, err := revisionOrNewest(ctx, c, ns, id, agent, ref)
+			if err != nil {
+				return err
 			}
 			return followDeployment(ctx, api, c, ns, id, rev, timeout)
 		}),
@@ -98,6 +91,22 @@ Agent's newest revision (an ID, or a revision number).`,
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 20*time.Minute, "how long to follow (0: no limit)")
 	return cmd
+}
+
+// revisionOrNewest resolves ref (resolveRevision), or without one the
+// Agent's newest revision (revisions list oldest first).
+func revisionOrNewest(ctx context.Context, c *client.Client, ns, id, agent, ref string) (string, error) {
+	if ref != "" {
+		return resolveRevision(ctx, c, ns, id, ref)
+	}
+	revs, err := c.ListAllAgentRevisions(ctx, ns, id)
+	if err != nil {
+		return "", err
+	}
+	if len(revs) == 0 {
+		return "", notFound("The Agent has no deployment yet; run occ agents deploy " + agent + ".")
+	}
+	return revs[len(revs)-1].Id, nil
 }
 
 // resolveRevision returns the deployment (revision) ID ref names: an ID

@@ -42,7 +42,7 @@ func TestAgentsDeployWait(t *testing.T) {
 	}
 	wantErr := "deployment " + revID + " admitted (revision 3 of agent " + agtID + ")\n" +
 		"deployment " + revID + ": queued\n" +
-		"deployment " + revID + ": running; last attempt REVISION_INCOMPLETE: The gateway is not ready yet.; next attempt at 2026-01-01T00:00:05.000Z\n" +
+		"deployment " + revID + ": running; REVISION_INCOMPLETE: The gateway is not ready yet.\n" +
 		"deployment " + revID + ": succeeded; warning PLUGIN_AUTH_REQUIRED calendar@curated\n"
 	if errOut.String() != wantErr {
 		t.Fatalf("progress:\n%s\nwant:\n%s", errOut, wantErr)
@@ -50,6 +50,47 @@ func TestAgentsDeployWait(t *testing.T) {
 	if !strings.Contains(out.String(), "status:") || !strings.Contains(out.String(), "succeeded") ||
 		!strings.Contains(out.String(), "warning:") {
 		t.Fatalf("out:\n%s", out)
+	}
+}
+
+// lastAttempt is a pending deployment's progress with this last attempt.
+func lastAttempt(code, message string, data map[string]any) map[string]any {
+	la := map[string]any{"at": timestamp, "code": code, "message": message}
+	if data != nil {
+		la["data"] = data
+	}
+	return map[string]any{"progress": map[string]any{"lastAttempt": la, "nextAttemptAt": "2026-01-01T00:00:05.000Z"}}
+}
+
+// TestAgentsDeployWaitShowsPhasesAndRetries: --wait prints each phase of a
+// first deploy as it changes (the runtime install's phase and bytes, the
+// gateway starting, the model probe), and a retry as progress that says
+// when it retries, never as an error.
+func TestAgentsDeployWaitShowsPhasesAndRetries(t *testing.T) {
+	t.Parallel()
+	f := newFakeOCC(t)
+	installing := func(phase string, bytes int) map[string]any {
+		return lastAttempt("RUNTIME_INSTALLING", "The agent runtime is being installed.", map[string]any{"phase": phase, "bytes": bytes})
+	}
+	f.routes["GET "+eventsPath] = sse(deploymentJSON("queued", nil),
+		deploymentJSON("queued", installing("fetching_node", 1_200_000)), deploymentJSON("running", installing("fetching_node", 1_200_000)),
+		deploymentJSON("queued", installing("fetching_openclaw", 93_400_000)),
+		deploymentJSON("queued", lastAttempt("DEPENDENCY_UNAVAILABLE", "A dependency was unavailable; the attempt will be retried.", nil)),
+		deploymentJSON("queued", lastAttempt("AGENT_GATEWAY_STARTING", "The Agent's gateway is starting.", nil)),
+		deploymentJSON("running", lastAttempt("MODEL_PROBE_RUNNING", "The gateway is trying the model credential.", nil)),
+		deploymentJSON("succeeded", nil))
+	f.start()
+	r := execute(f.env(), "", "agents", "deploy", "bot", "--wait")
+	d := "deployment " + revID + ": "
+	want := d + "queued\n" +
+		d + "queued; RUNTIME_INSTALLING (fetching_node, 1.2 MB): The agent runtime is being installed.\n" +
+		d + "queued; RUNTIME_INSTALLING (fetching_openclaw, 93.4 MB): The agent runtime is being installed.\n" +
+		d + "queued; will retry at 2026-01-01T00:00:05.000Z after DEPENDENCY_UNAVAILABLE: A dependency was unavailable; the attempt will be retried.\n" +
+		d + "queued; AGENT_GATEWAY_STARTING: The Agent's gateway is starting.\n" +
+		d + "running; MODEL_PROBE_RUNNING: The gateway is trying the model credential.\n" +
+		d + "succeeded\n"
+	if r.code != 0 || !strings.HasSuffix(r.err, want) || strings.Contains(r.err, "occ: ") || strings.Contains(r.err, "error") {
+		t.Fatalf("deploy --wait = exit %d\nstderr:\n%s\nwant it to end with:\n%s", r.code, r.err, want)
 	}
 }
 
@@ -110,7 +151,7 @@ func TestDeploymentsGet(t *testing.T) {
 	if err := runDeploymentsGet(context.Background(), &deploymentsGetOptions{API: api, Agent: "bot", Deployment: revID}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"status:", "running", "last attempt:", "REVISION_INCOMPLETE: The gateway is not ready yet.", "next attempt:"} {
+	for _, want := range []string{"status:", "running", "last attempt:", timestamp + " REVISION_INCOMPLETE: The gateway is not ready yet.", "next attempt:"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("get lacks %q:\n%s", want, out)
 		}

@@ -37,6 +37,8 @@ type (
 	DeploymentStatus = gen.DeploymentStatus
 	// DeploymentDiagnostics are fresh checks of a deployment's revision.
 	DeploymentDiagnostics = gen.DeploymentDiagnostics
+	// RuntimeLogs is the recent, redacted output of a revision's gateway.
+	RuntimeLogs = gen.RuntimeLogs
 	// DiagnosticCheck is one check of DeploymentDiagnostics.
 	DiagnosticCheck = gen.DiagnosticCheck
 	// Configuration is a native OpenClaw configuration document with its metadata.

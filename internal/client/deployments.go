@@ -11,6 +11,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/openclaw/occ/internal/client/gen"
 )
 
 // GetDeployment returns a deployment's persisted status.
@@ -31,6 +33,23 @@ func (c *Client) DiagnoseDeployment(ctx context.Context, ns, agent, rev string) 
 	r, err := c.api.DiagnoseDeploymentWithResponse(ctx, ns, agent, rev)
 	if err != nil {
 		return nil, requestError("diagnose deployment", err)
+	}
+	if r.JSON200 == nil {
+		return nil, unexpected(r.HTTPResponse, r.Body)
+	}
+	return &r.JSON200.Data, nil
+}
+
+// GetRuntimeLogs reads the last tailLines lines (0: the server's default)
+// of a revision's gateway output, with secret values redacted.
+func (c *Client) GetRuntimeLogs(ctx context.Context, ns, agent, rev string, tailLines int) (*RuntimeLogs, error) {
+	params := &gen.GetRuntimeLogsParams{}
+	if tailLines != 0 {
+		params.TailLines = &tailLines
+	}
+	r, err := c.api.GetRuntimeLogsWithResponse(ctx, ns, agent, rev, params)
+	if err != nil {
+		return nil, requestError("read runtime logs", err)
 	}
 	if r.JSON200 == nil {
 		return nil, unexpected(r.HTTPResponse, r.Body)
@@ -251,7 +270,11 @@ type DeploymentSummary struct {
 	AttemptAt      string
 	AttemptCode    string
 	AttemptMessage string
-	NextAttemptAt  string
+	// InstallPhase and InstallBytes are the runtime install's phase and
+	// bytes on disk (RUNTIME_INSTALLING); "" and 0 otherwise.
+	InstallPhase  string
+	InstallBytes  int64
+	NextAttemptAt string
 	// Warnings are "CODE pluginId" pairs.
 	Warnings []string
 }
@@ -265,6 +288,9 @@ func Summarize(st *DeploymentStatus) DeploymentSummary {
 	if p, err := st.Progress.Get(); err == nil {
 		if la, err := p.LastAttempt.Get(); err == nil {
 			s.AttemptAt, s.AttemptCode, s.AttemptMessage = la.At, la.Code, la.Message
+			if d := la.Data; d != nil {
+				s.InstallPhase, s.InstallBytes = string(d.Phase), d.Bytes
+			}
 		}
 		s.NextAttemptAt = p.NextAttemptAt.GetOrEmpty()
 	}

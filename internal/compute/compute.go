@@ -71,11 +71,20 @@ type Driver interface {
 	// Diagnose runs fresh checks of a revision (at most MaxChecks); a
 	// revision without a workload gives unknown checks, not an error.
 	Diagnose(ctx context.Context, rev RevisionRef) (Diagnosis, error)
+	// Logs reads the recent output of the revision's gateway, bounded by
+	// opts and MaxLogBytes (TailLines), raw: the caller redacts secrets.
+	// Found is false when the driver keeps no output of the revision; a
+	// driver that cannot read output returns ErrLogsUnsupported.
+	Logs(ctx context.Context, rev RevisionRef, opts LogOptions) (Logs, error)
 }
 
 // PermanentError is a failure that retrying cannot fix.
 type PermanentError struct {
 	Code string
+	// Data, when set, is the deployment's error.data: closed, bounded,
+	// credential-free facts that name the cause (for example the pluginId
+	// of a plugin that failed to install).
+	Data map[string]any
 	Err  error
 }
 
@@ -84,6 +93,20 @@ func (e *PermanentError) Unwrap() error { return e.Err }
 
 // Permanent marks err as not worth retrying, with an allowlisted code.
 func Permanent(code string, err error) error { return &PermanentError{Code: code, Err: err} }
+
+// PermanentWith is Permanent with the error.data that names the cause.
+func PermanentWith(code string, data map[string]any, err error) error {
+	return &PermanentError{Code: code, Data: data, Err: err}
+}
+
+// PermanentData returns the data of a permanent error, or nil.
+func PermanentData(err error) map[string]any {
+	var p *PermanentError
+	if errors.As(err, &p) {
+		return p.Data
+	}
+	return nil
+}
 
 // PermanentCode returns the code of a permanent error, or "" for a
 // retryable one.

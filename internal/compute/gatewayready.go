@@ -25,6 +25,9 @@ type Ask struct {
 	// and the health call.
 	ModelProbeTimeout time.Duration
 	HealthTimeout     time.Duration
+	// Report hears occ.PendingModelProbeRunning before the model probe
+	// (RevisionSpec.Report); nil hears nothing.
+	Report func(reason string)
 }
 
 // AskGateway finishes a readiness check every driver makes the same way,
@@ -45,6 +48,9 @@ func AskGateway(ctx context.Context, a Ask) (Readiness, error) {
 	}
 	defer c.Close()
 	if provider := gateway.ModelProvider(a.Document); provider != "" && a.ProbeModel {
+		if a.Report != nil {
+			a.Report(occ.PendingModelProbeRunning)
+		}
 		if r, done := ProbeModel(ctx, c, provider, a.ModelProbeTimeout); done {
 			return r, nil
 		}

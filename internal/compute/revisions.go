@@ -1,6 +1,8 @@
 package compute
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/openclaw/occ/internal/occ"
@@ -62,6 +64,19 @@ type RevisionSpec struct {
 	// and occ's own client uses the password instead of the token. Empty:
 	// token mode.
 	NativeAdminOrigin string
+	// OnProgress, when set, hears what a PrepareRevision call is doing
+	// while it lasts: a driver reports a slow step (the startup model
+	// probe: occ.PendingModelProbeRunning) before it begins, so that the
+	// deployment's progress shows it. What a revision still waits for after
+	// the call is Readiness.PendingReason.
+	OnProgress func(reason string)
+}
+
+// Report tells OnProgress, if any, that the call now does reason.
+func (s RevisionSpec) Report(reason string) {
+	if s.OnProgress != nil {
+		s.OnProgress(reason)
+	}
 }
 
 // Warning is a closed-code warning a ready revision carries.
@@ -118,15 +133,46 @@ const (
 type Readiness struct {
 	Ready bool
 	// PendingReason says why a revision is not ready yet, when the driver
-	// knows: occ.PendingWorkloadUnschedulable or occ.PendingWorkspaceNode
-	// (shown in progress as their own attempt codes); "" otherwise.
-	PendingReason  string
+	// knows: one of the occ.Pending* reasons (occ.AttemptOfPending names
+	// the attempt code progress shows); "" otherwise.
+	PendingReason string
+	// Install is how far the runtime install got, with PendingReason
+	// occ.PendingRuntimeInstalling.
+	Install        *InstallProgress
 	Warnings       []Warning
 	RuntimeFailure *RuntimeFailure
 	// Held says the runtime failed in a way it holds (RuntimeFailure.Code
 	// is one of the Held* codes): the deployment fails at once instead of
 	// waiting for its deadline.
 	Held bool
+}
+
+// InstallProgress is how far a runtime install got: its phase (one of
+// occ.InstallPhase*) and the bytes it has on disk so far.
+type InstallProgress struct {
+	Phase string
+	Bytes int64
+}
+
+// InstallingError is the retryable error of a driver step that cannot go on
+// while the agent runtime installs in the background (a first deploy); a
+// driver's PrepareRevision turns it into pending readiness with
+// PendingInstalling.
+type InstallingError struct{ Progress InstallProgress }
+
+func (e *InstallingError) Error() string {
+	return fmt.Sprintf("the agent runtime is installing (%s, %d bytes so far)", e.Progress.Phase, e.Progress.Bytes)
+}
+
+// PendingInstalling is the readiness of a revision that waits for the
+// runtime install err reports, and false for any other error.
+func PendingInstalling(err error) (Readiness, bool) {
+	var ie *InstallingError
+	if !errors.As(err, &ie) {
+		return Readiness{}, false
+	}
+	p := ie.Progress
+	return Readiness{PendingReason: occ.PendingRuntimeInstalling, Install: &p}, true
 }
 
 // Endpoint is how occ reaches an Agent's gateway.

@@ -62,9 +62,10 @@ type deploymentProgress struct {
 }
 
 type deploymentAttempt struct {
-	At      string `json:"at"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	At      string               `json:"at"`
+	Code    string               `json:"code"`
+	Message string               `json:"message"`
+	Data    *app.InstallProgress `json:"data,omitempty"`
 }
 
 func toDeployment(d app.DeploymentStatus) deploymentBody {
@@ -75,7 +76,8 @@ func toDeployment(d app.DeploymentStatus) deploymentBody {
 	if p := d.Progress; p != nil {
 		out.Progress = &deploymentProgress{}
 		if p.LastAttempt != nil {
-			out.Progress.LastAttempt = &deploymentAttempt{At: occ.FormatTime(p.LastAttempt.At), Code: p.LastAttempt.Code, Message: p.LastAttempt.Message}
+			out.Progress.LastAttempt = &deploymentAttempt{At: occ.FormatTime(p.LastAttempt.At), Code: p.LastAttempt.Code, Message: p.LastAttempt.Message,
+				Data: p.LastAttempt.Install}
 		}
 		if p.NextAttemptAt != nil {
 			t := occ.FormatTime(*p.NextAttemptAt)

@@ -20,3 +20,20 @@ func (h *handlers) DiagnoseDeployment(ctx context.Context, r gen.DiagnoseDeploym
 	return gen.DiagnoseDeployment200JSONResponse{Data: gen.DeploymentDiagnostics{RevisionId: d.RevisionID,
 		ObservedAt: occ.FormatTime(d.ObservedAt), Checks: checks}, Meta: meta(ctx)}, nil
 }
+
+func (h *handlers) GetRuntimeLogs(ctx context.Context, r gen.GetRuntimeLogsRequestObject) (gen.GetRuntimeLogsResponseObject, error) {
+	tail := 0
+	if r.Params.TailLines != nil {
+		tail = *r.Params.TailLines
+	}
+	l, err := h.app.ReadRuntimeLogs(ctx, callerFrom(ctx), r.NamespaceId, r.AgentId, r.RevisionId, tail)
+	if err != nil {
+		return nil, err
+	}
+	lines := l.Lines
+	if lines == nil {
+		lines = []string{}
+	}
+	return gen.GetRuntimeLogs200JSONResponse{Data: gen.RuntimeLogs{RevisionId: l.RevisionID, Found: l.Found, Lines: lines,
+		Truncated: l.Truncated}, Meta: meta(ctx)}, nil
+}

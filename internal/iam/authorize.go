@@ -51,6 +51,23 @@ func (a *Authorizer) Decide(ctx context.Context, caller occ.Caller, perm occ.Per
 	return DecideIn(ctx, a.st, caller, perm, res)
 }
 
+// Restricted reports whether a Restriction of perm applies to the caller
+// on res, whatever the caller is granted: for a permission that another
+// one covers (agent:administer covers agent:read_logs), whose Restriction
+// must block the covering one too.
+func (a *Authorizer) Restricted(ctx context.Context, caller occ.Caller, perm occ.Permission, res occ.ResourceRef) (bool, error) {
+	rows, err := a.st.LoadPolicy(ctx, caller.PrincipalID, perm)
+	if err != nil {
+		return false, occ.Unavailable(fmt.Errorf("load policy of %s: %w", caller.PrincipalID, err))
+	}
+	for _, r := range rows.Restrictions {
+		if matches(r, res) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // PolicyLoader reads policy rows: the store, or a transaction in progress
 // (a SQLite transaction holds the only connection).
 type PolicyLoader interface {

@@ -47,6 +47,15 @@ const (
 	// DeployRuntimeNotConfigured: a compute driver has no runtime to start
 	// gateways with (a permanent failure it reports).
 	DeployRuntimeNotConfigured = "RUNTIME_NOT_CONFIGURED"
+	// DeployRuntimeNPMNotFound: the agent runtime is not installed and
+	// npm, which installs it, is not there.
+	DeployRuntimeNPMNotFound = "RUNTIME_INSTALL_NPM_NOT_FOUND"
+	// DeployRuntimeInstallFailed: installing the agent runtime with npm
+	// failed (error.data.phase: the install phase that failed).
+	DeployRuntimeInstallFailed = "RUNTIME_INSTALL_FAILED"
+	// DeployPluginInstallFailed: a plugin the revision needs could not be
+	// installed into the gateway (error.data.pluginId names it).
+	DeployPluginInstallFailed = WarningPluginInstallFailed
 )
 
 // Attempt codes (progress.lastAttempt.code of a deployment still queued).
@@ -59,6 +68,12 @@ const (
 	AttemptActiveMoved   = "ACTIVE_REVISION_CHANGED"
 	AttemptLeaseLost     = "LEASE_EXPIRED"
 	AttemptPending       = "RECONCILIATION_PENDING"
+	// The phases of a revision on its way to ready, in the order a first
+	// deploy meets them: the runtime installing (data {phase, bytes}), the
+	// gateway starting, the startup model probe running.
+	AttemptRuntimeInstalling = PendingRuntimeInstalling
+	AttemptGatewayStarting   = PendingGatewayStarting
+	AttemptModelProbeRunning = PendingModelProbeRunning
 )
 
 // Pending reasons a compute driver may give for a revision that is not
@@ -77,11 +92,38 @@ const (
 	// PendingWorkspaceNode: the node holding the Agent's workspace is
 	// not available yet.
 	PendingWorkspaceNode = "WORKSPACE_NODE_PENDING"
+	// PendingRuntimeInstalling: the agent runtime is being installed (a
+	// first deploy on a machine without it); the driver reports the
+	// install's phase (RuntimeInstallPhases) and bytes on disk.
+	PendingRuntimeInstalling = "RUNTIME_INSTALLING"
+	// PendingModelProbeRunning: the gateway answers and is trying the
+	// model credential (the startup model probe, one provider call).
+	PendingModelProbeRunning = "MODEL_PROBE_RUNNING"
 )
 
+// The phases of a runtime install (progress.lastAttempt.data.phase of
+// RUNTIME_INSTALLING): waiting for another install of the same runtime,
+// resolving the Node.js release, fetching Node.js, fetching openclaw and
+// its dependencies (running their install scripts), verifying.
+const (
+	InstallPhaseWaiting   = "waiting"
+	InstallPhaseResolving = "resolving"
+	InstallPhaseNode      = "fetching_node"
+	InstallPhaseOpenClaw  = "fetching_openclaw"
+	InstallPhaseVerifying = "verifying"
+)
+
+// InstallPhase reports whether phase is one of the install phases.
+func InstallPhase(phase string) bool {
+	switch phase {
+	case InstallPhaseWaiting, InstallPhaseResolving, InstallPhaseNode, InstallPhaseOpenClaw, InstallPhaseVerifying:
+		return true
+	}
+	return false
+}
+
 // AttemptOfPending is the attempt code of a not-ready revision with the
-// driver's pending reason; a starting gateway or an unknown reason is
-// REVISION_INCOMPLETE.
+// driver's pending reason; an unknown reason is REVISION_INCOMPLETE.
 func AttemptOfPending(reason string) string {
 	switch reason {
 	case PendingGatewayUnavailable:
@@ -90,6 +132,8 @@ func AttemptOfPending(reason string) string {
 		return AttemptUnschedulable
 	case PendingWorkspaceNode:
 		return AttemptWorkspaceNode
+	case PendingRuntimeInstalling, PendingGatewayStarting, PendingModelProbeRunning:
+		return reason
 	}
 	return AttemptIncomplete
 }
@@ -110,8 +154,17 @@ const (
 )
 
 var deploymentMessages = map[string]string{
-	DeployInvalidConfiguration:        "The revision's Configuration cannot be turned into a gateway configuration; fix the Configuration and deploy again.",
-	DeployRuntimeNotConfigured:        "The compute driver has no agent runtime to start gateways with; install it (occ runtime install) or configure one.",
+	DeployInvalidConfiguration: "The revision's Configuration cannot be turned into a gateway configuration; fix the Configuration and deploy again.",
+	DeployRuntimeNotConfigured: "The compute driver has no agent runtime to start gateways with; install it (occ runtime install) or configure one.",
+	DeployRuntimeNPMNotFound: "The agent runtime is not installed on the compute host, and npm, which installs it, is not on occ's PATH there; " +
+		"install Node.js with npm (or run occ runtime install) and deploy again.",
+	DeployRuntimeInstallFailed: "Installing the agent runtime with npm failed on the compute host (error.data.phase says in which phase); " +
+		"run occ runtime install there to see npm's output, then deploy again.",
+	DeployPluginInstallFailed: "A plugin the revision needs could not be installed into the gateway (error.data.pluginId names it); " +
+		"check that its package is reachable from the compute host and deploy again.",
+	KubernetesOwnershipConflict:       "A Kubernetes object exists under a name occ uses but without occ's ownership labels; occ never adopts it. Remove or rename it and deploy again.",
+	KubernetesAccessDenied:            "The Kubernetes API server refused occ's credentials or permissions; fix occ's access to the cluster and deploy again.",
+	KubernetesRequestInvalid:          "The Kubernetes API server refused a request as invalid; check the Kubernetes compute settings and deploy again.",
 	DeployConvergenceDeadline:         "The deployment did not become ready before its convergence deadline.",
 	DeployRuntimeAuthFailed:           "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
 	DeployRuntimeStartup:              "The gateway could not start.",
@@ -164,6 +217,24 @@ var attemptMessages = map[string]string{
 	AttemptGateway:       "The Agent gateway was unavailable; the attempt will be retried.",
 	AttemptActiveMoved:   "Another revision became active meanwhile; the attempt will be retried.",
 	AttemptLeaseLost:     "The previous attempt did not finish; the attempt will be retried.",
+	AttemptRuntimeInstalling: "The agent runtime is being installed on the compute host (the first deploy there); " +
+		"progress.lastAttempt.data says the install's phase and bytes on disk.",
+	AttemptGatewayStarting:   "The Agent's gateway is starting.",
+	AttemptModelProbeRunning: "The gateway is trying the model credential (its startup model probe, one call to the provider).",
+}
+
+// AttemptRetry reports whether an attempt code is a retry after an
+// attempt that did not succeed (the dependency, gateway, placement or
+// lease was not there yet), as opposed to a phase of a deploy on its way
+// (RUNTIME_INSTALLING, AGENT_GATEWAY_STARTING, MODEL_PROBE_RUNNING,
+// REVISION_INCOMPLETE, RECONCILIATION_PENDING). Neither is an error: a
+// deploy fails only with a terminal error code.
+func AttemptRetry(code string) bool {
+	switch code {
+	case AttemptDependency, AttemptGateway, AttemptActiveMoved, AttemptLeaseLost, AttemptUnschedulable, AttemptWorkspaceNode:
+		return true
+	}
+	return false
 }
 
 // AttemptProgress maps an attempt code to the allowlisted code and fixed

@@ -169,7 +169,7 @@ func TestDeploymentOutcomes(t *testing.T) {
 			st := e.call("GET", d.path("/agents/"+slow+"/deployments/"+rev), e.admin, nil).data()
 			p, _ := st["progress"].(map[string]any)
 			la, _ := p["lastAttempt"].(map[string]any)
-			return la != nil && la["code"] == "REVISION_INCOMPLETE" && la["message"] != ""
+			return la != nil && la["code"] == "AGENT_GATEWAY_STARTING" && la["message"] != ""
 		})
 		if st := d.waitDeployment(t, slow, rev); st["status"] != "succeeded" {
 			t.Fatalf("slow deployment = %v", st)

@@ -174,7 +174,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
 		SignInConcurrency: cfg.Auth.SignInConcurrency,
 		Secrets:           m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(worked),
-		Diagnose: diagnoserOf(worked),
+		Diagnose: diagnoserOf(worked), RuntimeLogs: runtimeLogsOf(worked),
 		Streams: app.StreamOptions{MaxPerPrincipal: cfg.Streams.MaxPerPrincipal, RecheckInterval: cfg.Streams.RecheckInterval.D(),
 			PollInterval: cfg.Streams.PollInterval.D()},
 		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,
@@ -529,6 +529,25 @@ func diagnoserOf(rd compute.Driver) app.Diagnoser {
 			out.Checks = append(out.Checks, app.DiagnosticCheck{Component: c.Component, Check: c.Check, Status: c.Status, Code: c.Code, Message: c.Message})
 		}
 		return out, nil
+	}
+}
+
+// runtimeLogsOf reads a revision's gateway output through the compute
+// driver (nil when there is none: the route then answers 501).
+func runtimeLogsOf(rd compute.Driver) app.RuntimeLogReader {
+	if rd == nil {
+		return nil
+	}
+	return func(ctx context.Context, nsID, agentID, revisionID string, tailLines int) (app.RuntimeLogs, error) {
+		l, err := rd.Logs(ctx, compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: nsID, AgentID: agentID}, RevisionID: revisionID},
+			compute.LogOptions{TailLines: tailLines})
+		if errors.Is(err, compute.ErrLogsUnsupported) {
+			return app.RuntimeLogs{}, app.ErrRuntimeLogsUnsupported
+		}
+		if err != nil {
+			return app.RuntimeLogs{}, err
+		}
+		return app.RuntimeLogs{Found: l.Found, Lines: l.Lines, Truncated: l.Truncated, Credentials: l.Credentials}, nil
 	}
 }
 

@@ -17,6 +17,7 @@ type DeploymentRow struct {
 	Warnings        string // JSON array
 	LastAttemptAt   int64
 	LastAttemptCode string
+	LastAttemptData string // JSON object or "": progress.lastAttempt.data
 	RuntimeFailure  string // JSON object or "": the latest evidence held for the deadline
 	NextAttemptAt   int64
 	Attempts        int
@@ -26,15 +27,16 @@ type DeploymentRow struct {
 }
 
 const deploymentCols = `revision_id, agent_id, namespace_id, actor_id, status, error_code, error_data, warnings, last_attempt_at,
-	last_attempt_code, runtime_failure, next_attempt_at, attempts, admitted_at, finished_at, updated_at`
+	last_attempt_code, runtime_failure, next_attempt_at, attempts, admitted_at, finished_at, updated_at, last_attempt_data`
 
 func scanDeployment(r rowScanner) (DeploymentRow, error) {
 	var d DeploymentRow
-	var code, data, lastCode, rf sql.NullString
+	var code, data, lastCode, rf, lastData sql.NullString
 	var lastAt, next, finished sql.NullInt64
 	err := r.Scan(&d.RevisionID, &d.AgentID, &d.NamespaceID, &d.ActorID, &d.Status, &code, &data, &d.Warnings, &lastAt,
-		&lastCode, &rf, &next, &d.Attempts, &d.AdmittedAt, &finished, &d.UpdatedAt)
+		&lastCode, &rf, &next, &d.Attempts, &d.AdmittedAt, &finished, &d.UpdatedAt, &lastData)
 	d.ErrorCode, d.ErrorData, d.LastAttemptCode, d.RuntimeFailure = str(code), str(data), str(lastCode), str(rf)
+	d.LastAttemptData = str(lastData)
 	d.LastAttemptAt, d.NextAttemptAt, d.FinishedAt = lastAt.Int64, next.Int64, finished.Int64
 	return d, classify(err)
 }
@@ -49,10 +51,10 @@ func nullInt(v int64) any {
 // InsertDeployment records an admitted revision's deployment (queued).
 func (q Q) InsertDeployment(ctx context.Context, d DeploymentRow) error {
 	_, err := q.q.ExecContext(ctx, `INSERT INTO deployments (`+deploymentCols+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		d.RevisionID, d.AgentID, d.NamespaceID, d.ActorID, d.Status, nullStr(d.ErrorCode), nullStr(d.ErrorData), d.Warnings,
 		nullInt(d.LastAttemptAt), nullStr(d.LastAttemptCode), nullStr(d.RuntimeFailure), nullInt(d.NextAttemptAt), d.Attempts,
-		d.AdmittedAt, nullInt(d.FinishedAt), d.UpdatedAt)
+		d.AdmittedAt, nullInt(d.FinishedAt), d.UpdatedAt, nullStr(d.LastAttemptData))
 	if err != nil {
 		return classify(err)
 	}
@@ -69,10 +71,11 @@ func (q Q) GetDeployment(ctx context.Context, namespaceID, agentID, revisionID s
 // terminal row is never rewritten (ErrStale).
 func (q Q) UpdateDeployment(ctx context.Context, d DeploymentRow) error {
 	err := affected(q.q.ExecContext(ctx, `UPDATE deployments SET status = $1, error_code = $2, error_data = $3, warnings = $4,
-		last_attempt_at = $5, last_attempt_code = $6, runtime_failure = $7, next_attempt_at = $8, attempts = $9, finished_at = $10, updated_at = $11
+		last_attempt_at = $5, last_attempt_code = $6, runtime_failure = $7, next_attempt_at = $8, attempts = $9, finished_at = $10, updated_at = $11,
+		last_attempt_data = $13
 		WHERE revision_id = $12 AND status IN ('queued', 'running')`,
 		d.Status, nullStr(d.ErrorCode), nullStr(d.ErrorData), d.Warnings, nullInt(d.LastAttemptAt), nullStr(d.LastAttemptCode),
-		nullStr(d.RuntimeFailure), nullInt(d.NextAttemptAt), d.Attempts, nullInt(d.FinishedAt), d.UpdatedAt, d.RevisionID))
+		nullStr(d.RuntimeFailure), nullInt(d.NextAttemptAt), d.Attempts, nullInt(d.FinishedAt), d.UpdatedAt, d.RevisionID, nullStr(d.LastAttemptData)))
 	if err == ErrNotFound {
 		return ErrStale
 	}

@@ -92,6 +92,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		return w.fail(ctx, p, code, nil)
 	}
 	w.markRunning(ctx, p)
+	spec.OnProgress = func(reason string) { w.recordPhase(ctx, p, occ.AttemptOfPending(reason)) }
 	ready, err := w.prepare(ctx, p.rd, spec)
 	clearEnv(spec.Env)
 	clearEnv(spec.HarnessEnv)
@@ -103,7 +104,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		return w.fail(ctx, p, code, data)
 	}
 	if !ready.Ready {
-		return w.pending(ctx, p, occ.AttemptOfPending(ready.PendingReason), ready.RuntimeFailure)
+		return w.pending(ctx, p, occ.AttemptOfPending(ready.PendingReason), ready.RuntimeFailure, attemptData(ready))
 	}
 	return w.publish(ctx, p, ready.Warnings)
 }
@@ -135,6 +136,29 @@ func (w *revisionWorker) prepare(ctx context.Context, rd compute.Driver, spec co
 	}
 }
 
+// attemptData is the progress.lastAttempt.data of a not-ready revision:
+// the runtime install's phase and bytes on disk while it installs.
+func attemptData(r compute.Readiness) map[string]any {
+	if r.PendingReason != occ.PendingRuntimeInstalling || r.Install == nil {
+		return nil
+	}
+	return map[string]any{"phase": r.Install.Phase, "bytes": r.Install.Bytes}
+}
+
+// recordPhase shows what the driver does while this pass waits on it (the
+// startup model probe): the deployment stays running with code as its
+// last attempt. Nothing is audited: a phase is not an attempt's outcome.
+func (w *revisionWorker) recordPhase(ctx context.Context, p *pass, code string) {
+	if p.dep.LastAttemptCode == code && p.dep.Status == occ.DeploymentRunning {
+		return
+	}
+	now := w.now()
+	p.dep.LastAttemptCode, p.dep.LastAttemptData, p.dep.LastAttemptAt, p.dep.UpdatedAt = code, "", occ.Millis(now), occ.Millis(now)
+	if err := w.st.UpdateDeployment(ctx, p.dep); err != nil && !errors.Is(err, store.ErrStale) {
+		w.log.Warn("record deployment phase", "revision", p.rev.ID, "phase", code, "error", err)
+	}
+}
+
 // markRunning shows the deployment as running while this pass works.
 func (w *revisionWorker) markRunning(ctx context.Context, p *pass) {
 	p.dep.Status, p.dep.NextAttemptAt, p.dep.Attempts, p.dep.UpdatedAt = occ.DeploymentRunning, 0, p.job.Attempt, occ.Millis(w.now())
@@ -145,18 +169,19 @@ func (w *revisionWorker) markRunning(ctx context.Context, p *pass) {
 
 // pending records a not-ready attempt and snoozes without spending an
 // attempt: 500 ms at first, growing with age to 5 s.
-func (w *revisionWorker) pending(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure) error {
+func (w *revisionWorker) pending(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure, data map[string]any) error {
 	age := w.now().Sub(occ.FromMillis(p.dep.AdmittedAt))
 	delay := min(5*time.Second, max(500*time.Millisecond, age/40))
-	if err := w.recordAttempt(ctx, p, code, rf, delay); err != nil {
+	if err := w.recordAttempt(ctx, p, code, rf, data, delay); err != nil {
 		return err
 	}
 	return river.JobSnooze(delay)
 }
 
-// recordAttempt writes the attempt's evidence on the deployment and, when
-// it changed, a reconcile audit event.
-func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure, next time.Duration) error {
+// recordAttempt writes the attempt's evidence (its code, and data such as
+// an install's phase) on the deployment and, when the code changed, a
+// reconcile audit event.
+func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure, data map[string]any, next time.Duration) error {
 	now := w.now()
 	changed := p.dep.LastAttemptCode != code
 	if changed || p.dep.LastAttemptAt == 0 {
@@ -166,6 +191,11 @@ func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string
 	if rf != nil {
 		b, _ := json.Marshal(runtimeFailureData(rf, false))
 		p.dep.RuntimeFailure = string(b)
+	}
+	p.dep.LastAttemptData = ""
+	if data != nil {
+		b, _ := json.Marshal(data)
+		p.dep.LastAttemptData = string(b)
 	}
 	return w.st.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.UpdateDeployment(ctx, p.dep); err != nil && !errors.Is(err, store.ErrStale) {
@@ -186,18 +216,18 @@ func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string
 // run out.
 func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) error {
 	if code := compute.PermanentCode(err); code != "" {
-		return w.fail(ctx, p, code, nil)
+		return w.fail(ctx, p, code, compute.PermanentData(err))
 	}
 	if errors.Is(err, compute.ErrUnavailable) {
 		if p.dep.LastAttemptCode != occ.AttemptDependency { // once per outage, not every pass
 			w.log.Warn("compute dependency unavailable; will retry", "revision", p.job.Args.RevisionID, "error", err)
 		}
-		return w.pending(ctx, p, occ.AttemptDependency, nil)
+		return w.pending(ctx, p, occ.AttemptDependency, nil, nil)
 	}
 	if p.job.Attempt >= p.job.MaxAttempts {
 		return w.fail(ctx, p, occ.DeployDependency, nil)
 	}
-	if rerr := w.recordAttempt(ctx, p, occ.AttemptDependency, nil, Delay(p.job.Attempt)); rerr != nil {
+	if rerr := w.recordAttempt(ctx, p, occ.AttemptDependency, nil, nil, Delay(p.job.Attempt)); rerr != nil {
 		return rerr
 	}
 	w.log.Warn("revision reconcile failed; will retry", "revision", p.job.Args.RevisionID, "attempt", p.job.Attempt, "error", err)
@@ -264,7 +294,7 @@ func (w *revisionWorker) publish(ctx context.Context, p *pass, warnings []comput
 	})
 	switch {
 	case errors.Is(err, errActiveMoved):
-		return w.pending(ctx, p, occ.AttemptActiveMoved, nil)
+		return w.pending(ctx, p, occ.AttemptActiveMoved, nil, nil)
 	case err != nil:
 		return err
 	case stopped:

@@ -2,9 +2,11 @@ package worker_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/app"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/occ"
@@ -88,7 +90,7 @@ func TestNotReadyDefersWithThePendingReason(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ reason, attempt string }{
 		{"", occ.AttemptIncomplete},
-		{occ.PendingGatewayStarting, occ.AttemptIncomplete},
+		{occ.PendingGatewayStarting, occ.AttemptGatewayStarting},
 		{occ.PendingGatewayUnavailable, occ.AttemptGateway},
 		{occ.PendingWorkloadUnschedulable, occ.AttemptUnschedulable},
 		{occ.PendingWorkspaceNode, occ.AttemptWorkspaceNode},
@@ -118,6 +120,69 @@ func TestNotReadyDefersWithThePendingReason(t *testing.T) {
 				t.Fatalf("deployment = %+v; want succeeded once ready (deferrals spend no attempt)", st)
 			}
 		})
+	}
+}
+
+// TestProgressShowsTheDeploysPhases: a first deploy's progress says what
+// is happening, phase by phase, as the user sees it in GET …/deployments:
+// the runtime installing (with its phase and bytes), the gateway starting,
+// the startup model probe running (while the driver call lasts), then
+// succeeded.
+func TestProgressShowsTheDeploysPhases(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, computetest.FakeCapabilities())
+	g := e.agent(agentSpec{harness: apiKey("sk")})
+	var rev occ.Revision
+	lastAttempt := func(want string) *app.Attempt {
+		t.Helper()
+		var la *app.Attempt
+		e.eventually("progress "+want, func() bool {
+			st := e.status(g, rev)
+			if st.Progress == nil || st.Progress.LastAttempt == nil {
+				return false
+			}
+			la = st.Progress.LastAttempt
+			return la.Code == want
+		})
+		if _, msg := occ.AttemptProgress(want); la.Message != msg || strings.Contains(msg, "not completed") {
+			t.Fatalf("%s message %q; want its fixed message", want, la.Message)
+		}
+		return la
+	}
+
+	e.fake.Installing(g.ID, &compute.InstallProgress{Phase: occ.InstallPhaseNode, Bytes: 1 << 20})
+	rev = e.deploy(e.admin, g)
+	if la := lastAttempt(occ.AttemptRuntimeInstalling); la.Install == nil || *la.Install != (app.InstallProgress{Phase: occ.InstallPhaseNode, Bytes: 1 << 20}) {
+		t.Fatalf("installing attempt = %+v; want phase %s and 1 MiB", la, occ.InstallPhaseNode)
+	}
+	e.fake.Installing(g.ID, &compute.InstallProgress{Phase: occ.InstallPhaseOpenClaw, Bytes: 90 << 20})
+	e.eventually("the install's next phase", func() bool {
+		la := e.status(g, rev).Progress.LastAttempt
+		return la.Install != nil && la.Install.Phase == occ.InstallPhaseOpenClaw && la.Install.Bytes == 90<<20
+	})
+
+	e.fake.NotReady(g.ID, -1, occ.PendingGatewayStarting, nil)
+	e.fake.Installing(g.ID, nil)
+	if la := lastAttempt(occ.AttemptGatewayStarting); la.Install != nil {
+		t.Fatalf("gateway starting carries install data %+v", la.Install)
+	}
+
+	release := make(chan struct{})
+	e.fake.Probing(g.ID, release)
+	e.fake.NotReady(g.ID, 0, "", nil)
+	lastAttempt(occ.AttemptModelProbeRunning)
+	if st := e.status(g, rev); st.Status != occ.DeploymentRunning {
+		t.Fatalf("status while the model probe runs = %s; want running", st.Status)
+	}
+	close(release)
+	if st := e.settled(g, rev); st.Status != occ.DeploymentSucceeded {
+		t.Fatalf("deployment = %+v; want succeeded", st)
+	}
+	// Phases are not failures: the attempts audited are the pending ones.
+	for _, code := range e.auditReasons(worker.ActRevisionAttempt) {
+		if code == occ.AttemptModelProbeRunning {
+			t.Fatalf("the model probe phase was audited as an attempt")
+		}
 	}
 }
 
@@ -240,6 +305,18 @@ func TestDriverFailuresRetryThenSettle(t *testing.T) {
 		g := e.agent(agentSpec{harness: apiKey("sk")})
 		faulty.FailPermanently(g.ID, occ.DeployInvalidConfiguration)
 		failedWith(t, e.settled(g, e.deploy(e.admin, g)), occ.DeployInvalidConfiguration)
+	})
+	t.Run("permanent with the data that names the cause", func(t *testing.T) {
+		g := e.agent(agentSpec{harness: apiKey("sk")})
+		faulty.Heal(g.ID)
+		faulty.Inject(computetest.Fault{ID: g.ID, Method: computetest.MethodPrepareRevision, Times: computetest.Forever,
+			Permanent: occ.DeployPluginInstallFailed, PermanentData: map[string]any{"pluginId": "@openclaw/codex"}})
+		st := e.settled(g, e.deploy(e.admin, g))
+		failedWith(t, st, occ.DeployPluginInstallFailed)
+		if st.Error.Message != occ.DeploymentMessage(occ.DeployPluginInstallFailed) || st.Error.Data["pluginId"] != "@openclaw/codex" ||
+			strings.Contains(st.Error.Message, "reconciliation failed") {
+			t.Fatalf("error = %+v; want the plugin named in data and its fixed message", st.Error)
+		}
 	})
 }
 

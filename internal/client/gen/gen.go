@@ -176,6 +176,33 @@ func (e CredentialSourceState) Valid() bool {
 	}
 }
 
+// Defines values for DeploymentStatusProgressLastAttemptDataPhase.
+const (
+	FetchingNode     DeploymentStatusProgressLastAttemptDataPhase = "fetching_node"
+	FetchingOpenclaw DeploymentStatusProgressLastAttemptDataPhase = "fetching_openclaw"
+	Resolving        DeploymentStatusProgressLastAttemptDataPhase = "resolving"
+	Verifying        DeploymentStatusProgressLastAttemptDataPhase = "verifying"
+	Waiting          DeploymentStatusProgressLastAttemptDataPhase = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentStatusProgressLastAttemptDataPhase enum.
+func (e DeploymentStatusProgressLastAttemptDataPhase) Valid() bool {
+	switch e {
+	case FetchingNode:
+		return true
+	case FetchingOpenclaw:
+		return true
+	case Resolving:
+		return true
+	case Verifying:
+		return true
+	case Waiting:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeploymentStatusStatus.
 const (
 	DeploymentStatusStatusFailed    DeploymentStatusStatus = "failed"
@@ -1032,7 +1059,7 @@ type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
 	DeploymentId string `json:"deploymentId"`
 
-	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
+	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED, RUNTIME_INSTALL_NPM_NOT_FOUND, RUNTIME_INSTALL_FAILED (data {phase}: the install phase that failed), PLUGIN_INSTALL_FAILED (data {pluginId}: the plugin that could not be installed), KUBERNETES_OWNERSHIP_CONFLICT, KUBERNETES_ACCESS_DENIED, KUBERNETES_REQUEST_INVALID; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
 	Error nullable.Nullable[struct {
 		Code    string                  `json:"code"`
 		Data    *map[string]interface{} `json:"data,omitempty"`
@@ -1043,8 +1070,17 @@ type DeploymentStatus struct {
 		LastAttempt nullable.Nullable[struct {
 			At Timestamp `json:"at"`
 
-			// Code REVISION_INCOMPLETE (not ready yet), AGENT_GATEWAY_UNAVAILABLE (the gateway reports itself unready), REVISION_UNSCHEDULABLE (the driver cannot place the workload yet), WORKSPACE_NODE_PENDING, DEPENDENCY_UNAVAILABLE, ACTIVE_REVISION_CHANGED, LEASE_EXPIRED, or RECONCILIATION_PENDING for anything else; each with its fixed message.
-			Code    string `json:"code"`
+			// Code The phases of a deploy on its way: RUNTIME_INSTALLING (the agent runtime is being installed on the compute host; data {phase, bytes}), AGENT_GATEWAY_STARTING (the gateway is starting), MODEL_PROBE_RUNNING (the gateway is trying the model credential). Retries after an attempt that did not succeed: AGENT_GATEWAY_UNAVAILABLE (the gateway reports itself unready), REVISION_UNSCHEDULABLE (the driver cannot place the workload yet), WORKSPACE_NODE_PENDING, DEPENDENCY_UNAVAILABLE, ACTIVE_REVISION_CHANGED, LEASE_EXPIRED. REVISION_INCOMPLETE (not ready yet, for no reason the driver names), or RECONCILIATION_PENDING for anything else; each with its fixed message.
+			Code string `json:"code"`
+
+			// Data Set with RUNTIME_INSTALLING only.
+			Data *struct {
+				// Bytes What the install has on disk so far.
+				Bytes int64 `json:"bytes"`
+
+				// Phase waiting for another install of the same runtime, resolving the Node.js release, fetching Node.js, fetching openclaw and its dependencies (running their install scripts), verifying the install.
+				Phase DeploymentStatusProgressLastAttemptDataPhase `json:"phase"`
+			} `json:"data,omitempty"`
 			Message string `json:"message"`
 		}] `json:"lastAttempt"`
 		NextAttemptAt nullable.Nullable[Timestamp] `json:"nextAttemptAt"`
@@ -1055,6 +1091,9 @@ type DeploymentStatus struct {
 		PluginId string                       `json:"pluginId"`
 	} `json:"warnings"`
 }
+
+// DeploymentStatusProgressLastAttemptDataPhase waiting for another install of the same runtime, resolving the Node.js release, fetching Node.js, fetching openclaw and its dependencies (running their install scripts), verifying the install.
+type DeploymentStatusProgressLastAttemptDataPhase string
 
 // DeploymentStatusStatus defines model for DeploymentStatus.Status.
 type DeploymentStatusStatus string
@@ -1397,6 +1436,25 @@ type RoleEnvelope struct {
 type RoleList struct {
 	Data []Role   `json:"data"`
 	Meta ListMeta `json:"meta"`
+}
+
+// RuntimeLogs Recent output of one revision's gateway, read for this request through the compute driver (the local driver: the gateway's console since its last start; at most 256 KiB are read). found is false when the driver keeps no output of the revision (it never ran, or another revision's gateway replaced it). truncated says older output was left out.
+//
+// Example: {"found":true,"lines":["2026-01-01T00:00:00Z [gateway] listening on ws://127.0.0.1:20000","2026-01-01T00:00:01Z [gateway] gateway ready"],"revisionId":"rev_123e4567-e89b-42d3-a456-426614174000","truncated":false}
+type RuntimeLogs struct {
+	Found      bool     `json:"found"`
+	Lines      []string `json:"lines"`
+	RevisionId string   `json:"revisionId"`
+	Truncated  bool     `json:"truncated"`
+}
+
+// RuntimeLogsEnvelope defines model for RuntimeLogsEnvelope.
+type RuntimeLogsEnvelope struct {
+	// Data Recent output of one revision's gateway, read for this request through the compute driver (the local driver: the gateway's console since its last start; at most 256 KiB are read). found is false when the driver keeps no output of the revision (it never ran, or another revision's gateway replaced it). truncated says older output was left out.
+	//
+	// Example: {"found":true,"lines":["2026-01-01T00:00:00Z [gateway] listening on ws://127.0.0.1:20000","2026-01-01T00:00:01Z [gateway] gateway ready"],"revisionId":"rev_123e4567-e89b-42d3-a456-426614174000","truncated":false}
+	Data RuntimeLogs `json:"data"`
+	Meta Meta        `json:"meta"`
 }
 
 // Secret A Secret's metadata; the value is write-only and never returned.
@@ -1903,6 +1961,12 @@ type UpdateAgentParams struct {
 type DeployAgentParams struct {
 	// IdempotencyKey Repeat a create safely; the same key and body within 24 h return the first response.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// GetRuntimeLogsParams defines parameters for GetRuntimeLogs.
+type GetRuntimeLogsParams struct {
+	// TailLines How many of the last lines to return (default 200).
+	TailLines *int `form:"tailLines,omitempty" json:"tailLines,omitempty"`
 }
 
 // ListAgentRevisionsParams defines parameters for ListAgentRevisions.
@@ -2677,6 +2741,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 	StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRuntimeLogs Read the recent output of the revision's gateway, bounded and with secret values redacted; every read is audited first
+	//
+	// Needs agent:read, and agent:read_logs or agent:administer on the Agent (a Restriction of agent:read_logs blocks administer too). The read is audited (access event agents.runtime_logs.view) before any output is read: if the audit fails, nothing is read (503). The values of the revision's bound Secrets and the gateway's own token or password are replaced by [REDACTED]. 501 NOT_IMPLEMENTED when the installation's compute driver cannot read gateway output.
+	//
+	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/runtime/logs (the `GetRuntimeLogs` operationId).
+	GetRuntimeLogs(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, params *GetRuntimeLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetNativeAdminUI Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
 	//
@@ -3959,6 +4030,23 @@ func (c *Client) DiagnoseDeployment(ctx context.Context, namespaceId NamespaceId
 // Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 func (c *Client) StreamDeployment(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamDeploymentRequest(c.Server, namespaceId, agentId, revisionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRuntimeLogs Read the recent output of the revision's gateway, bounded and with secret values redacted; every read is audited first
+//
+// Needs agent:read, and agent:read_logs or agent:administer on the Agent (a Restriction of agent:read_logs blocks administer too). The read is audited (access event agents.runtime_logs.view) before any output is read: if the audit fails, nothing is read (503). The values of the revision's bound Secrets and the gateway's own token or password are replaced by [REDACTED]. 501 NOT_IMPLEMENTED when the installation's compute driver cannot read gateway output.
+//
+// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/runtime/logs (the `GetRuntimeLogs` operationId).
+func (c *Client) GetRuntimeLogs(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, params *GetRuntimeLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRuntimeLogsRequest(c.Server, namespaceId, agentId, revisionId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7273,6 +7361,81 @@ func NewStreamDeploymentRequest(server string, namespaceId NamespaceId, agentId 
 	return req, nil
 }
 
+// NewGetRuntimeLogsRequest constructs an http.Request for the GetRuntimeLogs method
+func NewGetRuntimeLogsRequest(server string, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, params *GetRuntimeLogsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespaceId", namespaceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "revisionId", revisionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/namespaces/%s/agents/%s/deployments/%s/runtime/logs", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.TailLines != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tailLines", *params.TailLines, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetNativeAdminUIRequest constructs an http.Request for the GetNativeAdminUI method
 func NewGetNativeAdminUIRequest(server string, namespaceId NamespaceId, agentId AgentId) (*http.Request, error) {
 	var err error
@@ -10441,6 +10604,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events (the `StreamDeployment` operationId).
 	StreamDeploymentWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, reqEditors ...RequestEditorFn) (*StreamDeploymentResponse, error)
+
+	// GetRuntimeLogsWithResponse Read the recent output of the revision's gateway, bounded and with secret values redacted; every read is audited first
+	//
+	// Needs agent:read, and agent:read_logs or agent:administer on the Agent (a Restriction of agent:read_logs blocks administer too). The read is audited (access event agents.runtime_logs.view) before any output is read: if the audit fails, nothing is read (503). The values of the revision's bound Secrets and the gateway's own token or password are replaced by [REDACTED]. 501 NOT_IMPLEMENTED when the installation's compute driver cannot read gateway output.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/runtime/logs (the `GetRuntimeLogs` operationId).
+	GetRuntimeLogsWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, params *GetRuntimeLogsParams, reqEditors ...RequestEditorFn) (*GetRuntimeLogsResponse, error)
 
 	// GetNativeAdminUIWithResponse Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
 	//
@@ -14841,6 +15013,89 @@ func (r StreamDeploymentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamDeploymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetRuntimeLogsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RuntimeLogsEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *E400
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *E401
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *E403
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *E404
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *E429
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRuntimeLogsResponse) GetJSON200() *RuntimeLogsEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRuntimeLogsResponse) GetJSON400() *E400 {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRuntimeLogsResponse) GetJSON401() *E401 {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetRuntimeLogsResponse) GetJSON403() *E403 {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRuntimeLogsResponse) GetJSON404() *E404 {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRuntimeLogsResponse) GetJSON429() *E429 {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetRuntimeLogsResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRuntimeLogsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRuntimeLogsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRuntimeLogsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRuntimeLogsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19807,6 +20062,21 @@ func (c *ClientWithResponses) StreamDeploymentWithResponse(ctx context.Context, 
 	return ParseStreamDeploymentResponse(rsp)
 }
 
+// GetRuntimeLogsWithResponse Read the recent output of the revision's gateway, bounded and with secret values redacted; every read is audited first
+//
+// Needs agent:read, and agent:read_logs or agent:administer on the Agent (a Restriction of agent:read_logs blocks administer too). The read is audited (access event agents.runtime_logs.view) before any output is read: if the audit fails, nothing is read (503). The values of the revision's bound Secrets and the gateway's own token or password are replaced by [REDACTED]. 501 NOT_IMPLEMENTED when the installation's compute driver cannot read gateway output.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/runtime/logs (the `GetRuntimeLogs` operationId).
+func (c *ClientWithResponses) GetRuntimeLogsWithResponse(ctx context.Context, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, params *GetRuntimeLogsParams, reqEditors ...RequestEditorFn) (*GetRuntimeLogsResponse, error) {
+	rsp, err := c.GetRuntimeLogs(ctx, namespaceId, agentId, revisionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRuntimeLogsResponse(rsp)
+}
+
 // GetNativeAdminUIWithResponse Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -23882,6 +24152,74 @@ func ParseStreamDeploymentResponse(rsp *http.Response) (*StreamDeploymentRespons
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest E400
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest E401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest E403
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest E404
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest E429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetRuntimeLogsResponse parses an HTTP response from a GetRuntimeLogsWithResponse call
+func ParseGetRuntimeLogsResponse(rsp *http.Response) (*GetRuntimeLogsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRuntimeLogsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RuntimeLogsEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest E400
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

@@ -19,11 +19,12 @@ const (
 	MethodDeleteAgent      = "DeleteAgent"
 	MethodGatewayEndpoint  = "GatewayEndpoint"
 	MethodDiagnose         = "Diagnose"
+	MethodLogs             = "Logs"
 )
 
 // keyedMethods lists them.
 var keyedMethods = []string{MethodEnsureNamespace, MethodDeleteNamespace, MethodPrepareRevision, MethodActivateRevision,
-	MethodRetireRevision, MethodStopAgent, MethodDeleteAgent, MethodGatewayEndpoint, MethodDiagnose}
+	MethodRetireRevision, MethodStopAgent, MethodDeleteAgent, MethodGatewayEndpoint, MethodDiagnose, MethodLogs}
 
 // isMethod reports whether name is one of them.
 func isMethod(name string) bool { return slices.Contains(keyedMethods, name) }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -36,6 +38,8 @@ type fakeWorld struct {
 	notReady       map[string]fakeNotReady
 	held           map[string]*compute.RuntimeFailure
 	warnings       map[string][]compute.Warning
+	installing     map[string]compute.InstallProgress
+	probing        map[string]chan struct{}
 	started        int // workloads started so far, to name the next
 	calls          callCounts
 }
@@ -53,6 +57,7 @@ type fakeAgent struct {
 	files        map[string]string
 	filesApplied bool
 	env          map[string]string // memory only
+	output       []string          // what its workload printed since it started
 }
 
 // stored is the Agent's state as the Fake would persist it: everything
@@ -86,6 +91,7 @@ func NewFake(caps compute.Capabilities) *Fake {
 		namespaces: map[string]bool{}, agents: map[string]*fakeAgent{}, deleted: map[string]bool{},
 		lastEnv: map[string]map[string]string{}, lastHarnessEnv: map[string]map[string]string{}, notReady: map[string]fakeNotReady{},
 		held: map[string]*compute.RuntimeFailure{}, warnings: map[string][]compute.Warning{},
+		installing: map[string]compute.InstallProgress{}, probing: map[string]chan struct{}{},
 	}}
 }
 
@@ -147,6 +153,7 @@ func (w *fakeWorld) remove(agentID string) {
 // applied before the Agent's first start only), then the switches decide
 // the answer: held, not ready, or ready with the Agent's warnings.
 func (f *Fake) PrepareRevision(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
+	f.probe(ctx, spec)
 	var r compute.Readiness
 	err := f.do(MethodPrepareRevision, spec.AgentID, func(w *fakeWorld) error {
 		if err := spec.RevisionRef.Validate(); err != nil {
@@ -184,6 +191,13 @@ func (w *fakeWorld) start(a *fakeAgent, spec compute.RevisionSpec, workspaceSetu
 		a.active = ""
 	}
 	a.env = maps.Clone(spec.Env)
+	// A careless gateway: it prints its whole environment and its token,
+	// so that a reader of its output must redact them.
+	a.output = []string{"fake gateway starting revision " + spec.RevisionID}
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		a.output = append(a.output, "env "+k+"="+spec.Env[k])
+	}
+	a.output = append(a.output, "gateway token "+a.secret, "fake gateway ready")
 	w.lastEnv[spec.AgentID] = maps.Clone(spec.Env)
 	w.lastHarnessEnv[spec.AgentID] = maps.Clone(spec.HarnessEnv)
 }
@@ -266,6 +280,28 @@ func (f *Fake) GatewayEndpoint(ctx context.Context, ag compute.AgentRef) (comput
 		return nil
 	})
 	return ep, err == nil
+}
+
+// Logs implements compute.Driver: what the workload of the revision
+// printed since it started (start says what: its environment and token,
+// unredacted, as a careless gateway might print them).
+func (f *Fake) Logs(ctx context.Context, rev compute.RevisionRef, opts compute.LogOptions) (compute.Logs, error) {
+	var out compute.Logs
+	err := f.do(MethodLogs, rev.AgentID, func(w *fakeWorld) error {
+		if err := rev.Validate(); err != nil {
+			return err
+		}
+		a := w.agents[rev.AgentID]
+		if a == nil || a.revision != rev.RevisionID || a.workload == "" {
+			return nil
+		}
+		text := strings.Join(a.output, "\n") + "\n"
+		out.Found = true
+		out.Lines, out.Truncated = compute.TailLines([]byte(text), opts.TailLines, false)
+		out.Credentials = []string{a.secret}
+		return nil
+	})
+	return out, err
 }
 
 // Diagnose implements compute.Driver: a process check and a readiness

@@ -1,9 +1,11 @@
 package computetest
 
 import (
+	"context"
 	"slices"
 
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // fakeNotReady is the NotReady switch of one Agent.
@@ -38,6 +40,45 @@ func (f *Fake) Hold(agentID string, rf *compute.RuntimeFailure) {
 	f.w.held[agentID] = cloneFailure(rf)
 }
 
+// Installing makes every PrepareRevision for the Agent answer pending
+// occ.PendingRuntimeInstalling with this install progress, as a driver
+// whose runtime installs in the background does (nil clears the switch).
+func (f *Fake) Installing(agentID string, p *compute.InstallProgress) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	if p == nil {
+		delete(f.w.installing, agentID)
+		return
+	}
+	f.w.installing[agentID] = *p
+}
+
+// Probing makes the next PrepareRevision for the Agent report
+// occ.PendingModelProbeRunning (RevisionSpec.Report), as a driver does
+// before its startup model probe, and then take until release is closed
+// (or the call's context ends) before it answers.
+func (f *Fake) Probing(agentID string, release chan struct{}) {
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.w.probing[agentID] = release
+}
+
+// probe is the Probing switch's part of a PrepareRevision call.
+func (f *Fake) probe(ctx context.Context, spec compute.RevisionSpec) {
+	f.w.mu.Lock()
+	release, ok := f.w.probing[spec.AgentID]
+	delete(f.w.probing, spec.AgentID)
+	f.w.mu.Unlock()
+	if !ok {
+		return
+	}
+	spec.Report(occ.PendingModelProbeRunning)
+	select {
+	case <-release:
+	case <-ctx.Done():
+	}
+}
+
 // Warn makes a ready revision of the Agent carry these warnings (none
 // clears the switch).
 func (f *Fake) Warn(agentID string, ws []compute.Warning) {
@@ -55,6 +96,9 @@ func (f *Fake) Warn(agentID string, ws []compute.Warning) {
 func (w *fakeWorld) readiness(agentID string) compute.Readiness {
 	if rf := w.held[agentID]; rf != nil {
 		return compute.Readiness{Held: true, RuntimeFailure: cloneFailure(rf)}
+	}
+	if p, ok := w.installing[agentID]; ok {
+		return compute.Readiness{PendingReason: occ.PendingRuntimeInstalling, Install: &p}
 	}
 	if nr, ok := w.notReady[agentID]; ok {
 		if nr.left > 0 {

@@ -46,6 +46,9 @@ type Fault struct {
 	// Unavailable, when set (and Permanent is not), marks the failure
 	// compute.Unavailable: the driver's dependency cannot be reached.
 	Unavailable bool
+	// PermanentData is the permanent failure's error.data
+	// (compute.PermanentWith).
+	PermanentData map[string]any
 	// Then, when set, runs as the fault fires, before the failure is
 	// returned: a test's failpoint, such as killing occ's database pool
 	// to stand for a crash at this call.
@@ -125,7 +128,7 @@ func (f *Faulty) match(method, id string, after bool) (func(), error) {
 		err := ErrInjected
 		switch {
 		case ft.Permanent != "":
-			err = compute.Permanent(ft.Permanent, ErrInjected)
+			err = compute.PermanentWith(ft.Permanent, ft.PermanentData, ErrInjected)
 		case ft.Unavailable:
 			err = compute.Unavailable(ErrInjected)
 		}
@@ -205,6 +208,11 @@ func (f *Faulty) GatewayEndpoint(ctx context.Context, ag compute.AgentRef) (comp
 		return ep, nil
 	})
 	return ep, err == nil
+}
+
+// Logs implements compute.Driver with injected failures.
+func (f *Faulty) Logs(ctx context.Context, rev compute.RevisionRef, opts compute.LogOptions) (compute.Logs, error) {
+	return through(f, MethodLogs, rev.AgentID, func() (compute.Logs, error) { return f.Driver.Logs(ctx, rev, opts) })
 }
 
 // Diagnose implements compute.Driver with injected failures.

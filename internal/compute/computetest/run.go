@@ -32,6 +32,7 @@ func groups() []group {
 		{name: "Readiness", obligations: readinessObligations},
 		{name: "Isolation", obligations: isolationObligations},
 		{name: "Diagnose", obligations: diagnoseObligations},
+		{name: "Logs", obligations: logsObligations},
 		{name: "Adoption", obligations: adoptionObligations},
 		{name: "WorkspaceSetup", applies: func(c compute.Capabilities) bool { return c.WorkspaceSetup },
 			obligations: workspaceSetupObligations},

@@ -262,3 +262,10 @@ func (e engine) imageExists(ctx context.Context, ref string) (bool, error) {
 	}
 	return err == nil, err
 }
+
+// containerLogs writes the container's last tail lines of output (stdout
+// and stderr, in the engine's multiplexed stream format) to w.
+func (e engine) containerLogs(ctx context.Context, id string, tail int, w io.Writer) error {
+	return e.do(ctx, request{op: "read container logs " + id, method: http.MethodGet, path: "/containers/" + id + "/logs",
+		query: url.Values{"stdout": {"1"}, "stderr": {"1"}, "tail": {itoa(tail)}}, rawOut: w})
+}

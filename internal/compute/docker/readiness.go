@@ -95,16 +95,22 @@ func (d *Driver) endpointOf(c containerJSON) (compute.Endpoint, error) {
 	if port == "" {
 		return compute.Endpoint{}, fmt.Errorf("container %s: port %d is not published on 127.0.0.1", c.Name, d.relayPort())
 	}
+	token := gatewayToken(c)
+	if token == "" {
+		return compute.Endpoint{}, fmt.Errorf("container %s has no gateway token", c.Name)
+	}
+	return compute.Endpoint{URL: "ws://127.0.0.1:" + port, Token: token, RevisionID: c.Config.Labels[LabelRevision]}, nil
+}
+
+// gatewayToken is the gateway token in the container's environment.
+func gatewayToken(c containerJSON) string {
 	token := ""
 	for _, kv := range c.Config.Env {
 		if v, ok := strings.CutPrefix(kv, "OPENCLAW_GATEWAY_TOKEN="); ok {
 			token = v
 		}
 	}
-	if token == "" {
-		return compute.Endpoint{}, fmt.Errorf("container %s has no gateway token", c.Name)
-	}
-	return compute.Endpoint{URL: "ws://127.0.0.1:" + port, Token: token, RevisionID: c.Config.Labels[LabelRevision]}, nil
+	return token
 }
 
 // GatewayEndpoint returns the endpoint of the Agent's running gateway

@@ -94,7 +94,7 @@ func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep comput
 	verified := d.verified[spec.AgentRef] == podUID
 	d.mu.Unlock()
 	r, err := compute.AskGateway(ctx, compute.Ask{Dial: gateway.Options{URL: ep.URL, Token: ep.Token}, Document: spec.Document,
-		ProbeModel: !verified, ModelProbeTimeout: d.o.ModelProbeTimeout, HealthTimeout: healthTimeout})
+		ProbeModel: !verified, Report: spec.Report, ModelProbeTimeout: d.o.ModelProbeTimeout, HealthTimeout: healthTimeout})
 	if err != nil || !r.Ready {
 		return r, err
 	}

@@ -86,6 +86,11 @@ type runState struct {
 	// NativeAdminOrigin is the native admin origin the gateway of RevisionID
 	// was started for (trusted-proxy mode); "" for token mode.
 	NativeAdminOrigin string `json:"nativeAdminOrigin,omitempty"`
+	// ModelProbed is the gateway process (pid:start) whose startup model
+	// probe passed: a driver that re-adopts that very process (occ
+	// restarted) checks its health and identity only, and never asks the
+	// provider again (each probe is a billable call).
+	ModelProbed string `json:"modelProbed,omitempty"`
 }
 
 // readRun reads run.json; a missing file is the zero state.

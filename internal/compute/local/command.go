@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // Command returns the command line (argv, program first) that starts one
@@ -41,23 +44,78 @@ func InstalledRuntime(runtimeDir string) Command {
 
 // InstallingRuntime is InstalledRuntime that, on a machine that lacks the
 // pinned runtime, installs it first (the first deploy), writing progress
-// lines to progress. Concurrent installs wait for one another (the install
-// is locked), and an install outlives the deploy attempt that started it.
+// lines to progress. The install runs in the background, outliving the
+// deploy attempt that started it: until it is done the command fails with
+// *compute.InstallingError (its phase and bytes on disk), which
+// PrepareRevision reports as pending readiness; a failed install fails one
+// start with a permanent error that names the cause (no npm, or the phase
+// npm failed in), and the next start tries again. Concurrent installs of
+// other processes wait for one another (the install is locked).
 func InstallingRuntime(runtimeDir string, progress io.Writer) Command {
+	in := &installer{dir: runtimeDir, progress: progress}
 	return func(port int) ([]string, error) {
 		rt, ok := agentruntime.Find(runtimeDir, agentruntime.Pinned())
 		if !ok {
-			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-			defer cancel()
-			var err error
-			v := agentruntime.Pinned()
-			rt, err = agentruntime.Install(ctx, agentruntime.Options{Dir: runtimeDir, OpenClawVersion: v.OpenClaw, NodeVersion: v.NodeMajor, Progress: progress})
-			if err != nil {
-				return nil, fmt.Errorf("install the pinned OpenClaw runtime into %s: %w", runtimeDir, err)
-			}
+			return nil, in.poll()
 		}
 		return RuntimeCommand(rt)(port)
 	}
+}
+
+// installer runs one background install of the pinned runtime at a time.
+type installer struct {
+	dir      string
+	progress io.Writer
+
+	mu      sync.Mutex
+	running bool
+	at      compute.InstallProgress
+	err     error
+}
+
+// poll starts the install unless it runs, and says where it is:
+// *compute.InstallingError while it runs (and right after it succeeded:
+// the next start finds the runtime), its failure once.
+func (in *installer) poll() error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	switch {
+	case in.err != nil:
+		err := in.err
+		in.err = nil
+		return err
+	case !in.running:
+		in.running, in.at = true, compute.InstallProgress{Phase: occ.InstallPhaseResolving}
+		go in.run()
+	}
+	return &compute.InstallingError{Progress: in.at}
+}
+
+// installTimeout bounds one background install.
+const installTimeout = 15 * time.Minute
+
+func (in *installer) run() {
+	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
+	defer cancel()
+	v := agentruntime.Pinned()
+	_, err := agentruntime.Install(ctx, agentruntime.Options{Dir: in.dir, OpenClawVersion: v.OpenClaw, NodeVersion: v.NodeMajor, Progress: in.progress,
+		OnPhase: func(phase string, bytes int64) {
+			in.mu.Lock()
+			in.at = compute.InstallProgress{Phase: phase, Bytes: bytes}
+			in.mu.Unlock()
+		}})
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.running = false
+	if err == nil {
+		return
+	}
+	err = fmt.Errorf("install the pinned OpenClaw runtime into %s: %w", in.dir, err)
+	if errors.Is(err, agentruntime.ErrNPMNotFound) {
+		in.err = compute.Permanent(occ.DeployRuntimeNPMNotFound, err)
+		return
+	}
+	in.err = compute.PermanentWith(occ.DeployRuntimeInstallFailed, map[string]any{"phase": in.at.Phase}, err)
 }
 
 // BinaryCommand starts a gateway binary that takes the gateway's own

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -296,5 +298,27 @@ func TestDedicatedCodexSurvivesDriverRestart(t *testing.T) {
 	}
 	if p := append(gatewayPIDs(d2, ag), harnessPIDs(d2, ag)...); len(p) != 0 {
 		t.Fatalf("processes %v after StopAgent by the new driver", p)
+	}
+}
+
+// TestDedicatedPluginInstallFailureNamesThePlugin: a codex plugin that
+// cannot be installed into the gateway fails the revision with
+// PLUGIN_INSTALL_FAILED naming the plugin, not a generic retry.
+func TestDedicatedPluginInstallFailureNamesThePlugin(t *testing.T) {
+	failing := filepath.Join(gatewaytest.ReachableDir(t), "openclaw")
+	if err := os.WriteFile(failing, []byte("#!/bin/sh\necho 'npm error 404 Not Found' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := open(t, "", func(o *local.Options) { o.Harness = local.BinaryHarness(fakeCodex, failing) })
+	spec := dedicatedSpec(newAgent(t, d), 1, map[string]string{"OPENAI_API_KEY": "sk-" + canary(t)})
+	var err error
+	deadline := time.Now().Add(waitFor)
+	for err == nil && time.Now().Before(deadline) {
+		_, err = d.PrepareRevision(context.Background(), spec)
+		time.Sleep(50 * time.Millisecond)
+	}
+	want := map[string]any{"pluginId": "@openclaw/codex"}
+	if code, data := compute.PermanentCode(err), compute.PermanentData(err); code != occ.DeployPluginInstallFailed || !reflect.DeepEqual(data, want) {
+		t.Fatalf("PrepareRevision with a failing plugin install = %v (code %q, data %v); want %s with %v", err, code, data, occ.DeployPluginInstallFailed, want)
 	}
 }

@@ -485,7 +485,10 @@ func (d *Driver) installPlugin(a *agent, st *runState, cred *syscall.Credential)
 	cmd.Stdout, cmd.Stderr = both, both
 	began := time.Now()
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("install %s into the gateway's state: %s", d.harness.PluginSpec, exitText(err))
+		// Named, never retried into a generic failure: the deployment
+		// fails with the plugin (its package name, nothing it printed).
+		return compute.PermanentWith(occ.DeployPluginInstallFailed, map[string]any{"pluginId": agentruntime.CodexPluginPackage},
+			fmt.Errorf("install %s into the gateway's state: %s", d.harness.PluginSpec, exitText(err)))
 	}
 	_ = os.Remove(scratch)
 	d.log.Info("codex plugin installed into the gateway's state", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "spec", d.harness.PluginSpec, "in", time.Since(began).Round(time.Millisecond))

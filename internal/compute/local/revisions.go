@@ -74,7 +74,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		return compute.Readiness{}, fmt.Errorf("create namespace directory: %w", err)
 	}
 	var t target
-	var verified bool
+	var verified, probed bool
 	var answer *compute.Readiness
 	err := d.withAgent(spec.AgentRef, true, func(a *agent, st *runState) error {
 		if a.held != nil && a.heldRev == spec.RevisionID && st.RevisionID == spec.RevisionID {
@@ -135,32 +135,48 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		}
 		t = targetOf(a, st)
 		verified = a.verified == a.proc.key()
+		probed = verified || st.ModelProbed == a.proc.key()
 		return nil
 	})
+	if r, ok := compute.PendingInstalling(err); ok {
+		return r, nil
+	}
 	if err != nil {
 		return compute.Readiness{}, err
 	}
 	if answer != nil {
 		return *answer, nil
 	}
-	r, err := d.readiness(ctx, spec, t, verified)
-	if err == nil && r.Ready && !verified {
-		a := d.agentFor(spec.AgentRef)
-		a.mu.Lock()
-		if a.proc == t.proc {
-			a.verified = t.proc.key()
-		}
-		a.mu.Unlock()
+	r, err := d.readiness(ctx, spec, t, verified, probed)
+	if err != nil || !r.Ready || verified {
+		return r, err
 	}
-	return r, err
+	err = d.withAgent(spec.AgentRef, false, func(a *agent, st *runState) error {
+		if st == nil || a.proc != t.proc {
+			return nil
+		}
+		a.verified = t.proc.key()
+		if st.ModelProbed == a.verified {
+			return nil
+		}
+		st.ModelProbed = a.verified
+		return writeRun(a.dir, st)
+	})
+	if err != nil {
+		// Ready all the same; a driver that re-adopts it probes again.
+		d.log.Warn("record the model probe", "namespace", spec.NamespaceID, "agent", spec.AgentID, "error", err)
+	}
+	return r, nil
 }
 
 // readiness probes a gateway: /healthz, /startupz, /readyz, then over the
 // WebSocket the plugin warnings (health). Until a process was once found
-// ready (verified) it also checks that the process itself listens on the
-// port and asks the gateway to try the model credential (models.probe of
-// the primary model's provider).
-func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t target, verified bool) (compute.Readiness, error) {
+// ready by this driver (verified) it also checks that the process itself
+// listens on the port (its identity); until it was once found ready by any
+// driver (probed: run.json's ModelProbed, kept across occ restarts) it asks
+// the gateway to try the model credential (models.probe of the primary
+// model's provider).
+func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t target, verified, probed bool) (compute.Readiness, error) {
 	failure := func(check, code string) compute.Readiness {
 		return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: check, CheckedAt: time.Now().UTC(), Code: code}}
 	}
@@ -188,7 +204,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, t tar
 
 	// A dedicated gateway holds no model credential: its harness passed
 	// the model probe before it started.
-	return compute.AskGateway(ctx, compute.Ask{Dial: t.dialOptions(), Document: spec.Document, ProbeModel: !verified && !t.dedicated,
+	return compute.AskGateway(ctx, compute.Ask{Dial: t.dialOptions(), Document: spec.Document, ProbeModel: !probed && !t.dedicated, Report: spec.Report,
 		ModelProbeTimeout: d.modelProbeTimeout, HealthTimeout: healthTimeout})
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/local"
+	"github.com/openclaw/occ/internal/gateway/gatewaytest"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 func TestNamespacesOnlyDriverRefusesRevisions(t *testing.T) {
@@ -130,5 +132,96 @@ func TestPluginWarnings(t *testing.T) {
 	want := []compute.Warning{{Code: "PLUGIN_INSTALL_FAILED", PluginID: "acme"}, {Code: "PLUGIN_AUTH_REQUIRED", PluginID: "beta"}}
 	if !slices.Equal(r.Warnings, want) {
 		t.Fatalf("warnings = %+v; want %+v", r.Warnings, want)
+	}
+}
+
+// TestReadoptionSkipsTheModelProbe: the startup model probe calls the
+// model provider (billable) once per gateway process. A driver that
+// re-adopts that running process after an occ restart checks its health
+// and identity only; a gateway that is started anew is probed again.
+func TestReadoptionSkipsTheModelProbe(t *testing.T) {
+	root := gatewaytest.ReachableDir(t)
+	d1, _ := open(t, root)
+	ag := newAgent(t, d1)
+	spec := newSpec(ag, 1)
+	spec.Document = modelDoc
+	spec.Env = map[string]string{"FAKEPROV_API_KEY": "sk-good", "FAKEGATEWAY_MODEL_AUTH": "ok"}
+	ready(t, d1, spec)
+	ready(t, d1, spec)
+	if n := modelProbes(t, d1, ag); n != 1 {
+		t.Fatalf("model probes after the first start = %d; want 1", n)
+	}
+	w1 := workloadID(t, onlyPID(t, d1, ag))
+	d1.Close() // occ stops; the gateway keeps running
+
+	d2, _ := open(t, root)
+	if err := d2.Adopt(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ready(t, d2, spec)
+	if w := workloadID(t, onlyPID(t, d2, ag)); w != w1 {
+		t.Fatalf("the reopened driver replaced the gateway: %s, then %s", w1, w)
+	}
+	if n := modelProbes(t, d2, ag); n != 1 {
+		t.Fatalf("model probes after re-adoption = %d; want still 1 (no provider call on an occ restart)", n)
+	}
+
+	// A new revision starts a new gateway process: it is probed.
+	next := newSpec(ag, 2)
+	next.Document, next.Env = spec.Document, spec.Env
+	ready(t, d2, next)
+	if n := modelProbes(t, d2, ag); n != 1 {
+		t.Fatalf("model probes of the new gateway = %d; want 1", n)
+	}
+}
+
+// modelProbes counts the provider calls the running gateway of the Agent
+// logged (the fake gateway logs each models.probe it answers).
+func modelProbes(t *testing.T, d *local.Driver, ag compute.AgentRef) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(d.AgentDir(ag), "console.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "model probe of provider fakeprov")
+}
+
+// TestRuntimeInstallNamesItsPhaseAndCause: on a machine without the runtime
+// the first deploy installs it in the background; meanwhile the revision
+// is pending RUNTIME_INSTALLING with the install's phase, and a failed
+// install fails it with a code that names the cause: no npm, or npm failing
+// in a phase.
+func TestRuntimeInstallNamesItsPhaseAndCause(t *testing.T) {
+	failing := t.TempDir()
+	if err := os.WriteFile(filepath.Join(failing, "npm"), []byte("#!/bin/sh\necho 'npm error network unreachable' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, path, code string
+		data             map[string]any
+	}{
+		{"no npm", t.TempDir(), occ.DeployRuntimeNPMNotFound, nil},
+		{"npm fails", failing, occ.DeployRuntimeInstallFailed, map[string]any{"phase": occ.InstallPhaseResolving}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("PATH", c.path)
+			d, _ := open(t, "", func(o *local.Options) { o.Command = local.InstallingRuntime(t.TempDir(), nil) })
+			spec := newSpec(newAgent(t, d), 1)
+			r, err := d.PrepareRevision(context.Background(), spec)
+			if err != nil || r.Ready || r.PendingReason != occ.PendingRuntimeInstalling || r.Install == nil || r.Install.Phase == "" {
+				t.Fatalf("first PrepareRevision = %+v, %v; want pending %s with the install's phase", r, err, occ.PendingRuntimeInstalling)
+			}
+			deadline := time.Now().Add(waitFor)
+			for err == nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				r, err = d.PrepareRevision(context.Background(), spec)
+				if err == nil && r.PendingReason != occ.PendingRuntimeInstalling {
+					t.Fatalf("PrepareRevision = %+v; want pending %s until the install ends", r, occ.PendingRuntimeInstalling)
+				}
+			}
+			if code := compute.PermanentCode(err); code != c.code || !reflect.DeepEqual(compute.PermanentData(err), c.data) {
+				t.Fatalf("PrepareRevision after the install = %v (code %q, data %v); want %s with data %v", err, code, compute.PermanentData(err), c.code, c.data)
+			}
+		})
 	}
 }

@@ -90,6 +90,11 @@
 //	Options.TickInterval    FAKEGATEWAY_TICK_INTERVAL=30s      policy.tickIntervalMs and the tick period
 //	Options.Protocol        FAKEGATEWAY_PROTOCOL=4             the protocol version the fake speaks
 //	Options.Version         FAKEGATEWAY_VERSION=2026.9.6       server.version and /startupz version
+//	(binary only)           FAKEGATEWAY_ECHO=A,B               print "environment A=<value>" for each at start (a
+//	                                                           careless gateway printing secrets, for redaction tests)
+//
+// Each models.probe of a configured provider is logged ("model probe of
+// provider P: STATUS"), one line per provider call.
 //
 // The binary exits 0 after SIGTERM or SIGINT (connections get a shutdown
 // event and close 1012), 78 on a configuration failure, 1 when the port is

@@ -177,6 +177,33 @@ func (e CredentialSourceState) Valid() bool {
 	}
 }
 
+// Defines values for DeploymentStatusProgressLastAttemptDataPhase.
+const (
+	FetchingNode     DeploymentStatusProgressLastAttemptDataPhase = "fetching_node"
+	FetchingOpenclaw DeploymentStatusProgressLastAttemptDataPhase = "fetching_openclaw"
+	Resolving        DeploymentStatusProgressLastAttemptDataPhase = "resolving"
+	Verifying        DeploymentStatusProgressLastAttemptDataPhase = "verifying"
+	Waiting          DeploymentStatusProgressLastAttemptDataPhase = "waiting"
+)
+
+// Valid indicates whether the value is a known member of the DeploymentStatusProgressLastAttemptDataPhase enum.
+func (e DeploymentStatusProgressLastAttemptDataPhase) Valid() bool {
+	switch e {
+	case FetchingNode:
+		return true
+	case FetchingOpenclaw:
+		return true
+	case Resolving:
+		return true
+	case Verifying:
+		return true
+	case Waiting:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DeploymentStatusStatus.
 const (
 	DeploymentStatusStatusFailed    DeploymentStatusStatus = "failed"
@@ -1033,7 +1060,7 @@ type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
 	DeploymentId string `json:"deploymentId"`
 
-	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
+	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED, RUNTIME_INSTALL_NPM_NOT_FOUND, RUNTIME_INSTALL_FAILED (data {phase}: the install phase that failed), PLUGIN_INSTALL_FAILED (data {pluginId}: the plugin that could not be installed), KUBERNETES_OWNERSHIP_CONFLICT, KUBERNETES_ACCESS_DENIED, KUBERNETES_REQUEST_INVALID; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
 	Error nullable.Nullable[struct {
 		Code    string                  `json:"code"`
 		Data    *map[string]interface{} `json:"data,omitempty"`
@@ -1044,8 +1071,17 @@ type DeploymentStatus struct {
 		LastAttempt nullable.Nullable[struct {
 			At Timestamp `json:"at"`
 
-			// Code REVISION_INCOMPLETE (not ready yet), AGENT_GATEWAY_UNAVAILABLE (the gateway reports itself unready), REVISION_UNSCHEDULABLE (the driver cannot place the workload yet), WORKSPACE_NODE_PENDING, DEPENDENCY_UNAVAILABLE, ACTIVE_REVISION_CHANGED, LEASE_EXPIRED, or RECONCILIATION_PENDING for anything else; each with its fixed message.
-			Code    string `json:"code"`
+			// Code The phases of a deploy on its way: RUNTIME_INSTALLING (the agent runtime is being installed on the compute host; data {phase, bytes}), AGENT_GATEWAY_STARTING (the gateway is starting), MODEL_PROBE_RUNNING (the gateway is trying the model credential). Retries after an attempt that did not succeed: AGENT_GATEWAY_UNAVAILABLE (the gateway reports itself unready), REVISION_UNSCHEDULABLE (the driver cannot place the workload yet), WORKSPACE_NODE_PENDING, DEPENDENCY_UNAVAILABLE, ACTIVE_REVISION_CHANGED, LEASE_EXPIRED. REVISION_INCOMPLETE (not ready yet, for no reason the driver names), or RECONCILIATION_PENDING for anything else; each with its fixed message.
+			Code string `json:"code"`
+
+			// Data Set with RUNTIME_INSTALLING only.
+			Data *struct {
+				// Bytes What the install has on disk so far.
+				Bytes int64 `json:"bytes"`
+
+				// Phase waiting for another install of the same runtime, resolving the Node.js release, fetching Node.js, fetching openclaw and its dependencies (running their install scripts), verifying the install.
+				Phase DeploymentStatusProgressLastAttemptDataPhase `json:"phase"`
+			} `json:"data,omitempty"`
 			Message string `json:"message"`
 		}] `json:"lastAttempt"`
 		NextAttemptAt nullable.Nullable[Timestamp] `json:"nextAttemptAt"`
@@ -1056,6 +1092,9 @@ type DeploymentStatus struct {
 		PluginId string                       `json:"pluginId"`
 	} `json:"warnings"`
 }
+
+// DeploymentStatusProgressLastAttemptDataPhase waiting for another install of the same runtime, resolving the Node.js release, fetching Node.js, fetching openclaw and its dependencies (running their install scripts), verifying the install.
+type DeploymentStatusProgressLastAttemptDataPhase string
 
 // DeploymentStatusStatus defines model for DeploymentStatus.Status.
 type DeploymentStatusStatus string
@@ -1398,6 +1437,25 @@ type RoleEnvelope struct {
 type RoleList struct {
 	Data []Role   `json:"data"`
 	Meta ListMeta `json:"meta"`
+}
+
+// RuntimeLogs Recent output of one revision's gateway, read for this request through the compute driver (the local driver: the gateway's console since its last start; at most 256 KiB are read). found is false when the driver keeps no output of the revision (it never ran, or another revision's gateway replaced it). truncated says older output was left out.
+//
+// Example: {"found":true,"lines":["2026-01-01T00:00:00Z [gateway] listening on ws://127.0.0.1:20000","2026-01-01T00:00:01Z [gateway] gateway ready"],"revisionId":"rev_123e4567-e89b-42d3-a456-426614174000","truncated":false}
+type RuntimeLogs struct {
+	Found      bool     `json:"found"`
+	Lines      []string `json:"lines"`
+	RevisionId string   `json:"revisionId"`
+	Truncated  bool     `json:"truncated"`
+}
+
+// RuntimeLogsEnvelope defines model for RuntimeLogsEnvelope.
+type RuntimeLogsEnvelope struct {
+	// Data Recent output of one revision's gateway, read for this request through the compute driver (the local driver: the gateway's console since its last start; at most 256 KiB are read). found is false when the driver keeps no output of the revision (it never ran, or another revision's gateway replaced it). truncated says older output was left out.
+	//
+	// Example: {"found":true,"lines":["2026-01-01T00:00:00Z [gateway] listening on ws://127.0.0.1:20000","2026-01-01T00:00:01Z [gateway] gateway ready"],"revisionId":"rev_123e4567-e89b-42d3-a456-426614174000","truncated":false}
+	Data RuntimeLogs `json:"data"`
+	Meta Meta        `json:"meta"`
 }
 
 // Secret A Secret's metadata; the value is write-only and never returned.
@@ -1906,6 +1964,12 @@ type DeployAgentParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetRuntimeLogsParams defines parameters for GetRuntimeLogs.
+type GetRuntimeLogsParams struct {
+	// TailLines How many of the last lines to return (default 200).
+	TailLines *int `form:"tailLines,omitempty" json:"tailLines,omitempty"`
+}
+
 // ListAgentRevisionsParams defines parameters for ListAgentRevisions.
 type ListAgentRevisionsParams struct {
 	PageSize *PageSize `form:"pageSize,omitempty" json:"pageSize,omitempty"`
@@ -2410,6 +2474,9 @@ type ServerInterface interface {
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
 	StreamDeployment(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId)
+	// GetRuntimeLogs Read the recent output of the revision's gateway, bounded and with secret values redacted; every read is audited first
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/runtime/logs)
+	GetRuntimeLogs(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, params GetRuntimeLogsParams)
 	// GetNativeAdminUI Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui)
 	GetNativeAdminUI(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId)
@@ -4309,6 +4376,66 @@ func (siw *ServerInterfaceWrapper) StreamDeployment(w http.ResponseWriter, r *ht
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.StreamDeployment(w, r, namespaceId, agentId, revisionId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRuntimeLogs operation middleware
+func (siw *ServerInterfaceWrapper) GetRuntimeLogs(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "namespaceId" -------------
+	var namespaceId NamespaceId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "namespaceId", r.PathValue("namespaceId"), &namespaceId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "namespaceId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", r.PathValue("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "agentId", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "revisionId" -------------
+	var revisionId RevisionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "revisionId", r.PathValue("revisionId"), &revisionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "revisionId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetRuntimeLogsParams
+
+	// ------------- Optional query parameter "tailLines" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "tailLines", r.URL.Query(), &params.TailLines, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "tailLines"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "tailLines", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRuntimeLogs(w, r, namespaceId, agentId, revisionId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -6809,6 +6936,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}", wrapper.GetDeployment)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events", wrapper.StreamDeployment)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/diagnostics", wrapper.DiagnoseDeployment)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/runtime/logs", wrapper.GetRuntimeLogs)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions", wrapper.ListAgentRevisions)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/namespaces/{namespaceId}/agents/{agentId}/revisions/{revisionId}", wrapper.GetAgentRevision)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/backends", wrapper.ListBackends)
@@ -12199,6 +12327,118 @@ type StreamDeploymentdefaultJSONResponse struct {
 }
 
 func (response StreamDeploymentdefaultJSONResponse) VisitStreamDeploymentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuntimeLogsRequestObject struct {
+	NamespaceId NamespaceId `json:"namespaceId"`
+	AgentId     AgentId     `json:"agentId"`
+	RevisionId  RevisionId  `json:"revisionId"`
+	Params      GetRuntimeLogsParams
+}
+
+type GetRuntimeLogsResponseObject interface {
+	VisitGetRuntimeLogsResponse(w http.ResponseWriter) error
+}
+
+type GetRuntimeLogs200JSONResponse RuntimeLogsEnvelope
+
+func (response GetRuntimeLogs200JSONResponse) VisitGetRuntimeLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuntimeLogs400JSONResponse struct{ E400JSONResponse }
+
+func (response GetRuntimeLogs400JSONResponse) VisitGetRuntimeLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuntimeLogs401JSONResponse struct{ E401JSONResponse }
+
+func (response GetRuntimeLogs401JSONResponse) VisitGetRuntimeLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuntimeLogs403JSONResponse struct{ E403JSONResponse }
+
+func (response GetRuntimeLogs403JSONResponse) VisitGetRuntimeLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuntimeLogs404JSONResponse struct{ E404JSONResponse }
+
+func (response GetRuntimeLogs404JSONResponse) VisitGetRuntimeLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuntimeLogs429JSONResponse struct{ E429JSONResponse }
+
+func (response GetRuntimeLogs429JSONResponse) VisitGetRuntimeLogsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRuntimeLogsdefaultJSONResponse struct {
+	Body       ErrorBody
+	StatusCode int
+}
+
+func (response GetRuntimeLogsdefaultJSONResponse) VisitGetRuntimeLogsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -18151,6 +18391,9 @@ type StrictServerInterface interface {
 	// StreamDeployment Server-Sent Events of a deployment's status until it is terminal (each event's data is the status object)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/events)
 	StreamDeployment(ctx context.Context, request StreamDeploymentRequestObject) (StreamDeploymentResponseObject, error)
+	// GetRuntimeLogs Read the recent output of the revision's gateway, bounded and with secret values redacted; every read is audited first
+	// (GET /namespaces/{namespaceId}/agents/{agentId}/deployments/{revisionId}/runtime/logs)
+	GetRuntimeLogs(ctx context.Context, request GetRuntimeLogsRequestObject) (GetRuntimeLogsResponseObject, error)
 	// GetNativeAdminUI Whether the Agent's native admin UI can be opened, and where (exact agent:administer; read and operate are not enough)
 	// (GET /namespaces/{namespaceId}/agents/{agentId}/native-admin-ui)
 	GetNativeAdminUI(ctx context.Context, request GetNativeAdminUIRequestObject) (GetNativeAdminUIResponseObject, error)
@@ -19627,6 +19870,35 @@ func (sh *strictHandler) StreamDeployment(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(StreamDeploymentResponseObject); ok {
 		if err := validResponse.VisitStreamDeploymentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetRuntimeLogs operation middleware
+func (sh *strictHandler) GetRuntimeLogs(w http.ResponseWriter, r *http.Request, namespaceId NamespaceId, agentId AgentId, revisionId RevisionId, params GetRuntimeLogsParams) {
+	var request GetRuntimeLogsRequestObject
+
+	request.NamespaceId = namespaceId
+	request.AgentId = agentId
+	request.RevisionId = revisionId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRuntimeLogs(ctx, request.(GetRuntimeLogsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRuntimeLogs")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRuntimeLogsResponseObject); ok {
+		if err := validResponse.VisitGetRuntimeLogsResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {

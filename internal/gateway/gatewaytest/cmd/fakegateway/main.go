@@ -112,6 +112,13 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer, si
 	cfg.AllowUnconfigured = *allowUnconfigured
 	cfg.Env = getenv
 	cfg.Console = stdout
+	// FAKEGATEWAY_ECHO: a careless gateway that prints variables of its
+	// environment (secrets included), for tests of redacted output.
+	for _, name := range strings.Split(getenv("FAKEGATEWAY_ECHO"), ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			fmt.Fprintf(stdout, "%s [gateway] environment %s=%s\n", time.Now().Format(time.RFC3339), name, getenv(name))
+		}
+	}
 
 	if sw.listenDelay > 0 {
 		select {
