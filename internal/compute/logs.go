@@ -77,3 +77,43 @@ func TailLines(out []byte, n int, cut bool) (lines []string, truncated bool) {
 	}
 	return all, truncated
 }
+
+// TailBuffer is an io.Writer that keeps the last Max bytes written to it
+// (MaxLogBytes when Max is 0): a driver copies a stream of output of any
+// length into it and hands Bytes and Cut to TailLines.
+type TailBuffer struct {
+	Max  int
+	keep []byte
+	cut  bool
+}
+
+func (t *TailBuffer) max() int {
+	if t.Max <= 0 {
+		return MaxLogBytes
+	}
+	return t.Max
+}
+
+// Write keeps p's bytes, dropping the oldest beyond twice the bound (and
+// the rest of the excess in Bytes); it never fails.
+func (t *TailBuffer) Write(p []byte) (int, error) {
+	t.keep = append(t.keep, p...)
+	if m := t.max(); len(t.keep) > 2*m {
+		t.keep, t.cut = append([]byte(nil), t.keep[len(t.keep)-m:]...), true
+	}
+	return len(p), nil
+}
+
+// Bytes returns the last bytes kept, at most the bound.
+func (t *TailBuffer) Bytes() []byte {
+	if m := t.max(); len(t.keep) > m {
+		t.keep, t.cut = t.keep[len(t.keep)-m:], true
+	}
+	return t.keep
+}
+
+// Cut says older bytes were dropped.
+func (t *TailBuffer) Cut() bool {
+	t.Bytes()
+	return t.cut
+}

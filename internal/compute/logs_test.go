@@ -37,3 +37,20 @@ func TestTailLines(t *testing.T) {
 		})
 	}
 }
+
+// TestTailBuffer: the last Max bytes of any number of writes, Cut once
+// older bytes were dropped.
+func TestTailBuffer(t *testing.T) {
+	var b compute.TailBuffer
+	b.Max = 8
+	_, _ = b.Write([]byte("abc"))
+	if string(b.Bytes()) != "abc" || b.Cut() {
+		t.Fatalf("under the bound: %q cut %v", b.Bytes(), b.Cut())
+	}
+	for _, s := range []string{"defgh", "ijklmnopqrstu", "vw", "xyz"} {
+		_, _ = b.Write([]byte(s))
+	}
+	if string(b.Bytes()) != "stuvwxyz" || !b.Cut() {
+		t.Fatalf("over the bound: %q cut %v, want the last 8 bytes, cut", b.Bytes(), b.Cut())
+	}
+}

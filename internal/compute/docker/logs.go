@@ -24,11 +24,11 @@ func (d *Driver) Logs(ctx context.Context, rev compute.RevisionRef, opts compute
 		n = compute.MaxLogLines
 	}
 	// One line more than asked: whether older output exists.
-	out := tailDemux{max: compute.MaxLogBytes}
+	out := tailDemux{}
 	if err := d.e.containerLogs(ctx, c.ID, n+1, &out); err != nil {
 		return compute.Logs{}, classify(err)
 	}
-	lines, truncated := compute.TailLines(out.bytes(), n, out.cut)
+	lines, truncated := compute.TailLines(out.payload.Bytes(), n, out.payload.Cut())
 	logs := compute.Logs{Found: true, Lines: lines, Truncated: truncated}
 	if token := gatewayToken(c); token != "" {
 		logs.Credentials = append(logs.Credentials, token, gateway.NativeAdminIdentity(token))
@@ -38,15 +38,12 @@ func (d *Driver) Logs(ctx context.Context, rev compute.RevisionRef, opts compute
 
 // tailDemux takes the engine's multiplexed log stream (frames of an
 // 8-byte header, the stream in byte 0 and the payload's length in bytes
-// 4-7, big endian) and keeps the last max bytes of the payloads, in
-// order; cut says older output was dropped.
+// 4-7, big endian) and keeps the last bytes of the payloads, in order.
 type tailDemux struct {
-	max  int
-	hdr  [8]byte
-	hn   int // header bytes read of the current frame
-	left int // payload bytes left of the current frame
-	keep []byte
-	cut  bool
+	payload compute.TailBuffer
+	hdr     [8]byte
+	hn      int // header bytes read of the current frame
+	left    int // payload bytes left of the current frame
 }
 
 func (t *tailDemux) Write(p []byte) (int, error) {
@@ -61,19 +58,8 @@ func (t *tailDemux) Write(p []byte) (int, error) {
 			continue
 		}
 		k := min(t.left, len(p))
-		t.keep = append(t.keep, p[:k]...)
+		_, _ = t.payload.Write(p[:k])
 		t.left, p = t.left-k, p[k:]
-		if len(t.keep) > 2*t.max {
-			t.keep, t.cut = append([]byte(nil), t.keep[len(t.keep)-t.max:]...), true
-		}
 	}
 	return n, nil
-}
-
-// bytes returns the last max bytes kept.
-func (t *tailDemux) bytes() []byte {
-	if len(t.keep) > t.max {
-		t.keep, t.cut = t.keep[len(t.keep)-t.max:], true
-	}
-	return t.keep
 }

@@ -96,6 +96,7 @@ func Rules(endpointAccess string) []rbacv1.PolicyRule {
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: crud},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: crud},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 	}
 	if endpointAccess == EndpointPortForward {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/portforward"}, Verbs: []string{"get", "create"}})

@@ -228,18 +228,25 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 		cmd.Env = append(cmd.Env, name+"="+local.Replace(v))
 	}
 	cmd.Dir = filepath.Join(stateDir, "home")
-	log, err := os.Create(filepath.Join(podDir, "console.log"))
+	// The container's log, as a kubelet keeps it, served by kwok as the
+	// Pod's logs.
+	logFile := filepath.Join(podDir, "container.log")
+	log, err := os.Create(logFile)
 	if err != nil {
 		return nil, err
 	}
-	defer log.Close()
-	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Stdout, cmd.Stderr = CRILog(log)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
+		log.Close()
 		return nil, err
 	}
 	fp := &fakePod{ns: p.Namespace, name: p.Name, agent: p.Labels[kubernetes.LabelAgent], env: env, cmd: cmd, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(fp.exited) }()
+	go func() { _ = cmd.Wait(); log.Close(); close(fp.exited) }()
+	if err := k.c.ServePodLogs(k.t, p.Namespace, p.Name, c.Name, logFile); err != nil {
+		fp.kill()
+		return nil, err
+	}
 	// In a goroutine of its own: ForwardPodPort ends the goroutine that
 	// calls it when it fails (a namespace being deleted meanwhile).
 	forwarded := make(chan struct{})

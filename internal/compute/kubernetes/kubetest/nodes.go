@@ -51,7 +51,7 @@ func (c *Cluster) startNodes(ctx context.Context, n int) error {
 		"--server-address="+hostPort(kwokPort),
 		"--cidr="+podCIDR,
 		"--node-lease-duration-seconds=40",
-		"--enable-crds=PortForward",
+		"--enable-crds=PortForward,Logs",
 	); err != nil {
 		return err
 	}

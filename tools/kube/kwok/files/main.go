@@ -5,8 +5,9 @@
 //   - kwok-stages.yaml: kwok's --config, its default Stages (the ones kwokctl
 //     uses): nodes become Ready and keep a lease; Pods become Running and
 //     Ready, complete, and go away when deleted.
-//   - kwok-crds.yaml: the PortForward CustomResourceDefinition, so tests can
-//     route a fake Pod's port-forward to a process of their own.
+//   - kwok-crds.yaml: the PortForward and Logs CustomResourceDefinitions, so
+//     tests can route a fake Pod's port-forward to a process of their own and
+//     serve its logs from a file.
 package main
 
 import (
@@ -35,7 +36,7 @@ func main() {
 			podfast.DefaultPodComplete,
 			podfast.DefaultPodDelete,
 		},
-		"kwok-crds.yaml": {string(crd.PortForward)},
+		"kwok-crds.yaml": {string(crd.PortForward), string(crd.Logs)},
 	}
 	for name, docs := range files {
 		for i := range docs {
