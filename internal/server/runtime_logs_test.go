@@ -24,7 +24,7 @@ func TestRuntimeLogs(t *testing.T) {
 		// A careless gateway prints a bound Secret and its own token.
 		r := e.call("POST", d.path("/configurations"), e.admin, map[string]any{"name": "echo", "kind": "agent", "values": map[string]any{},
 			"secretBindings": map[string]any{
-				"TEST_CANARY":       bind(d.newSecret(t, "canary", canary)),
+				"TEST_CANARY":      bind(d.newSecret(t, "canary", canary)),
 				"FAKEGATEWAY_ECHO": bind(d.newSecret(t, "echo", "TEST_CANARY,OPENCLAW_GATEWAY_TOKEN"))}})
 		if r.Status != 201 {
 			t.Fatalf("configuration = %d %v", r.Status, r.Body)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
-	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/credgateway"
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/jobs"
 	"github.com/openclaw/occ/internal/store"

@@ -49,7 +49,7 @@ type Server struct {
 	placeholders map[string]delivered
 	deliveries   []credgateway.DeliveryRequest
 	relayed      []string
-	done     chan struct{}
+	done         chan struct{}
 }
 
 // New starts a fake gateway, closed when the test ends.
