@@ -128,6 +128,9 @@ type Driver struct {
 	cs k8s.Interface
 	// quantities parsed once from the options.
 	q quantities
+	// marks are what the driver last applied, so that an unchanged object
+	// is not applied again.
+	marks marks
 
 	mu sync.Mutex
 	// verified maps an Agent to the UID of the Pod whose model credential

@@ -37,31 +37,22 @@ func (d *Driver) ensureNamespace(ctx context.Context, nsID string) (bool, error)
 	if found && cur.DeletionTimestamp != nil {
 		return false, nil
 	}
-	if _, err := d.cs.CoreV1().Namespaces().Apply(ctx, namespaceObject(nsID), applyOpts); err != nil {
-		return false, classify("apply namespace "+name, err)
+	if _, err := applyChanged(ctx, &d.marks, d.cs.CoreV1().Namespaces().Apply, "namespace", "", name, cur, found, namespaceObject(nsID)); err != nil {
+		return false, err
 	}
 	// The namespace-level objects have fixed names: one that exists
 	// without occ's labels is refused, not overwritten.
 	nsLabels := namespaceLabels(nsID)
-	if _, _, err := getOwned(ctx, "resourcequota", name, QuotaName, nsLabels, d.cs.CoreV1().ResourceQuotas(name).Get); err != nil {
+	if _, err := applyOwned(ctx, &d.marks, d.cs.CoreV1().ResourceQuotas(name), "resourcequota", name, QuotaName, nsLabels, d.quotaObject(nsID), false); err != nil {
 		return false, err
 	}
-	if _, err := d.cs.CoreV1().ResourceQuotas(name).Apply(ctx, d.quotaObject(nsID), applyOpts); err != nil {
-		return false, classify("apply resourcequota", err)
-	}
-	if _, _, err := getOwned(ctx, "limitrange", name, LimitRangeName, nsLabels, d.cs.CoreV1().LimitRanges(name).Get); err != nil {
+	if _, err := applyOwned(ctx, &d.marks, d.cs.CoreV1().LimitRanges(name), "limitrange", name, LimitRangeName, nsLabels, d.limitRangeObject(nsID), false); err != nil {
 		return false, err
-	}
-	if _, err := d.cs.CoreV1().LimitRanges(name).Apply(ctx, d.limitRangeObject(nsID), applyOpts); err != nil {
-		return false, classify("apply limitrange", err)
 	}
 	policies := d.cs.NetworkingV1().NetworkPolicies(name)
 	for _, p := range d.policyObjects(nsID) {
-		if _, _, err := getOwned(ctx, "networkpolicy", name, *p.Name, nsLabels, policies.Get); err != nil {
+		if _, err := applyOwned(ctx, &d.marks, policies, "networkpolicy", name, *p.Name, nsLabels, p, false); err != nil {
 			return false, err
-		}
-		if _, err := policies.Apply(ctx, p, applyOpts); err != nil {
-			return false, classify("apply networkpolicy "+*p.Name, err)
 		}
 	}
 	return true, nil
@@ -101,6 +92,7 @@ func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	if err := d.foreignObjects(ctx, name); err != nil {
 		return compute.NamespaceObservation{}, err
 	}
+	d.marks.dropNamespace(name)
 	uid := cur.UID
 	err = d.cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
