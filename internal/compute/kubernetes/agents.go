@@ -35,7 +35,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if spec.NativeAdminOrigin != "" {
 		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, errors.New("the kubernetes compute driver does not run the native admin UI"))
 	}
-	done, err := d.ensureNamespace(ctx, spec.NamespaceID)
+	done, err := d.namespaceChecked(ctx, spec.NamespaceID)
 	if err != nil || !done {
 		return compute.Readiness{}, err
 	}

@@ -29,7 +29,7 @@ import (
 // running Agent made occ's memory grow with the fleet (docs/PERFORMANCE.md,
 // "Kubernetes driver at scale"). The port stays the same across tunnels and
 // Pods, so an endpoint handed out earlier keeps working.
-const tunnelIdle = 15 * time.Second
+const tunnelIdle = 5 * time.Second
 
 // tunnel is one port-forward to a gateway Pod, on a loopback port of its
 // own.

@@ -28,6 +28,32 @@ func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	return compute.NamespaceObservation{Done: done}, err
 }
 
+// namespaceRecheck is how long PrepareRevision trusts its last check of a
+// tenant namespace's objects (EnsureNamespace always checks). A pass over
+// an Agent otherwise reads the namespace, its quota, limits and
+// NetworkPolicies every time: with 50 Agents per namespace, the same
+// objects many times a second. An object deleted or replaced meanwhile is
+// found at the next check (and by the Namespace's own reconcile).
+const namespaceRecheck = 10 * time.Second
+
+// namespaceChecked is ensureNamespace, skipped when it found everything in
+// place less than namespaceRecheck ago.
+func (d *Driver) namespaceChecked(ctx context.Context, nsID string) (bool, error) {
+	d.mu.Lock()
+	at, ok := d.checked[nsID]
+	d.mu.Unlock()
+	if ok && time.Since(at) < namespaceRecheck {
+		return true, nil
+	}
+	done, err := d.ensureNamespace(ctx, nsID)
+	if done && err == nil {
+		d.mu.Lock()
+		d.checked[nsID] = time.Now()
+		d.mu.Unlock()
+	}
+	return done, err
+}
+
 func (d *Driver) ensureNamespace(ctx context.Context, nsID string) (bool, error) {
 	name := NamespaceName(nsID)
 	cur, found, err := getOwned(ctx, "namespace", "", name, namespaceLabels(nsID), d.cs.CoreV1().Namespaces().Get)
@@ -70,6 +96,10 @@ func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (
 		return compute.NamespaceObservation{}, err
 	}
 	name := NamespaceName(ns.ID)
+	d.marks.dropNamespace(name)
+	d.mu.Lock()
+	delete(d.checked, ns.ID)
+	d.mu.Unlock()
 	cur, found, err := getOwned(ctx, "namespace", "", name, namespaceLabels(ns.ID), d.cs.CoreV1().Namespaces().Get)
 	if err != nil {
 		return compute.NamespaceObservation{}, err
@@ -92,7 +122,6 @@ func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	if err := d.foreignObjects(ctx, name); err != nil {
 		return compute.NamespaceObservation{}, err
 	}
-	d.marks.dropNamespace(name)
 	uid := cur.UID
 	err = d.cs.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
