@@ -100,9 +100,11 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 // awaitPod waits, within Options.PodStartWait, for the ReplicaSet to create
 // the revision's Pod (or to report that it cannot), so that a
 // PrepareRevision that started the gateway leaves a workload, as on every
-// driver.
+// driver. It looks after 100 ms, then twice as long each time up to a
+// second (each look lists the Pods and reads the Deployment).
 func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) error {
 	deadline := time.Now().Add(d.o.PodStartWait)
+	wait := 100 * time.Millisecond
 	for time.Now().Before(deadline) {
 		pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
 		if err != nil {
@@ -117,8 +119,9 @@ func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, time.Second)
 	}
 	return nil
 }
