@@ -27,7 +27,7 @@ import (
 // connection has used it for tunnelIdle: each holds a SPDY connection
 // whose header compressor alone takes about 600 kB, so one kept open per
 // running Agent made occ's memory grow with the fleet (docs/PERFORMANCE.md,
-// "Kubernetes driver at scale"). The port stays the same across tunnels and
+// "Agents on Kubernetes"). The port stays the same across tunnels and
 // Pods, so an endpoint handed out earlier keeps working.
 const tunnelIdle = 5 * time.Second
 
