@@ -7,7 +7,9 @@
 // production: the Pod's Ready condition, then the gateway's own probes and
 // model probe through a port-forward. It reports, per Agent, admission
 // (the deploy request's 202) → Pod Ready (seen by a watch) and admission →
-// deployment succeeded (the revision active), p50 and p99; occ's CPU
+// deployment succeeded (the revision active: the driver's activation mark
+// on the gateway Deployment, seen by a watch, and confirmed through occ's
+// API at the end), p50 and p99; occ's CPU
 // seconds over the deploys (per Agent too) and occ's RSS at the end and
 // at its peak.
 //
@@ -15,6 +17,11 @@
 //
 //	OCC_TEST_KUBE_ASSETS=$(scripts/kube-assets) go test -run '^$' -bench BenchmarkKubeScale \
 //	  -benchtime 1x -timeout 60m ./bench/kubescale/ -args -agents 500
+//
+// With `-profile DIR` it also writes occ's profiles, read from its loopback
+// metrics listener (/debug/pprof/): DIR/cpu-N.pprof, consecutive CPU
+// profiles covering the deploys, and DIR/heap.pprof once every deployment
+// succeeded (`go tool pprof -top DIR/cpu-*.pprof`).
 package kubescale_test
 
 import (
@@ -24,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -36,6 +44,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -57,6 +66,9 @@ const clients = 16
 
 // agents is how many Agents a run deploys (`-args -agents N`).
 var agents = flag.Int("agents", 500, "Agents deployed at once")
+
+// profileDir, when set, receives occ's CPU and heap profiles.
+var profileDir = flag.String("profile", "", "write occ's CPU and heap profiles to this directory")
 
 func BenchmarkKubeScale(b *testing.B) {
 	if *agents < 1 {
@@ -89,6 +101,8 @@ func runScale(b *testing.B, n int) {
 		// One bench client sends everything: no request rate limit.
 		"OCC_LIMITS_REQUESTS_PER_SECOND_PER_PRINCIPAL=100000", "OCC_LIMITS_BURST_PER_PRINCIPAL=1000000",
 		"OCC_LIMITS_REQUESTS_PER_SECOND_PER_CLIENT=100000", "OCC_LIMITS_BURST_PER_CLIENT=1000000"}
+	metrics := freeAddr(b)
+	env = append(env, "OCC_METRICS_LISTEN="+metrics)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	logPath := filepath.Join(b.TempDir(), "occ.log")
@@ -155,6 +169,35 @@ func runScale(b *testing.B, n int) {
 		UpdateFunc: func(_, obj any) { seen(obj) }}); err != nil {
 		b.Fatal(err)
 	}
+	// Activation, as a watch sees it: the driver marks the gateway
+	// Deployment with the active revision when the worker publishes it,
+	// just after setting the Agent's active revision (the bench does not
+	// poll occ for it: its listings would count as occ's CPU).
+	type activation struct {
+		rev string
+		at  time.Time
+	}
+	activated := map[string]activation{}
+	marked := func(obj any) {
+		dep, ok := obj.(*appsv1.Deployment)
+		if !ok {
+			return
+		}
+		rev := dep.Annotations[kubernetes.AnnotationActiveRevision]
+		if rev == "" {
+			return
+		}
+		now := time.Now()
+		mu.Lock()
+		defer mu.Unlock()
+		if a := activated[dep.Labels[kubernetes.LabelAgent]]; a.rev != rev {
+			activated[dep.Labels[kubernetes.LabelAgent]] = activation{rev: rev, at: now}
+		}
+	}
+	if _, err := inf.Apps().V1().Deployments().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: marked,
+		UpdateFunc: func(_, obj any) { marked(obj) }}); err != nil {
+		b.Fatal(err)
+	}
 	stop := make(chan struct{})
 	defer close(stop)
 	inf.Start(stop)
@@ -168,29 +211,33 @@ func runScale(b *testing.B, n int) {
 	}
 	b.StartTimer()
 	start := time.Now()
+	profiled := w.profileCPU("http://" + metrics)
 	admitted := make([]time.Time, n)
 	parallel(n, func(i int) {
 		a := &agents[i]
-		a.rev = w.call("POST", "/namespaces/"+a.ns+"/agents/"+a.id+"/deploy", nil, 202)["id"].(string)
-		admitted[i] = time.Now()
+		rev := w.call("POST", "/namespaces/"+a.ns+"/agents/"+a.id+"/deploy", nil, 202)["id"].(string)
+		now := time.Now()
+		mu.Lock()
+		a.rev, admitted[i] = rev, now
+		mu.Unlock()
 	})
-	succeeded := make([]time.Time, n)
 	deadline := time.Now().Add(time.Duration(n)*2*time.Second + 5*time.Minute)
-	for left := n; left > 0; {
+	for {
+		mu.Lock()
+		left := 0
+		for i := range agents {
+			if a, ok := activated[agents[i].id]; !ok || a.rev != agents[i].rev {
+				left++
+			}
+		}
+		mu.Unlock()
+		if left == 0 {
+			break
+		}
 		if time.Now().After(deadline) {
 			b.Fatalf("%d of %d deployments not active by the deadline; occ's log: %s", left, n, logPath)
 		}
 		time.Sleep(500 * time.Millisecond)
-		now := time.Now()
-		for _, ns := range nss {
-			for _, g := range w.agents(ns) {
-				i, ok := index[g["id"].(string)]
-				if ok && succeeded[i].IsZero() && g["activeRevisionId"] == agents[i].rev {
-					succeeded[i] = now
-					left--
-				}
-			}
-		}
 	}
 	all := time.Since(start)
 	b.StopTimer()
@@ -198,12 +245,27 @@ func runScale(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	profiled()
+	w.profile("http://"+metrics+"/debug/pprof/heap", "heap.pprof")
+	// occ's own word, once: every Agent's active revision is the deployed
+	// one.
+	for _, ns := range nss {
+		for _, g := range w.agents(ns) {
+			if i, ok := index[g["id"].(string)]; ok && g["activeRevisionId"] != agents[i].rev {
+				b.Fatalf("Agent %s: active revision %v, want %s", agents[i].id, g["activeRevisionId"], agents[i].rev)
+			}
+		}
+	}
 	rss, err1 := p.Status("VmRSS")
 	hwm, err2 := p.Status("VmHWM")
 	if err1 != nil || err2 != nil {
 		b.Fatal(err1, err2)
 	}
 	mu.Lock()
+	succeeded := make([]time.Time, n)
+	for i := range agents {
+		succeeded[i] = activated[agents[i].id].at
+	}
 	toReady, toSucceeded := durations(admitted, podReady), durations(admitted, succeeded)
 	mu.Unlock()
 	if len(toReady) != n {
@@ -345,6 +407,64 @@ func (w *world) do(method, path string, body any, want int) map[string]any {
 		w.b.Fatalf("%s %s = %d %v", method, path, res.StatusCode, out)
 	}
 	return out
+}
+
+// freeAddr returns a free loopback address.
+func freeAddr(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// cpuSlice is the length of each CPU profile of -profile.
+const cpuSlice = 20 * time.Second
+
+// profileCPU, with -profile, fetches consecutive CPU profiles of occ
+// until the function it returns is called (which waits for the last).
+func (w *world) profileCPU(base string) (stop func()) {
+	if *profileDir == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			w.profile(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(cpuSlice/time.Second)), fmt.Sprintf("cpu-%03d.pprof", i))
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// profile, with -profile, saves what url answers as DIR/name (from any
+// goroutine: a failure is reported, not fatal).
+func (w *world) profile(url, name string) {
+	if *profileDir == "" {
+		return
+	}
+	res, err := http.Get(url)
+	if err != nil {
+		w.b.Error(err)
+		return
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != 200 {
+		w.b.Errorf("GET %s = %d %v", url, res.StatusCode, err)
+		return
+	}
+	if err := os.MkdirAll(*profileDir, 0o755); err != nil {
+		w.b.Error(err)
+	} else if err := os.WriteFile(filepath.Join(*profileDir, name), raw, 0o644); err != nil {
+		w.b.Error(err)
+	}
 }
 
 // buildOCC builds cmd/occ of this checkout into a temporary directory.

@@ -128,6 +128,8 @@ type Probe struct {
 	// ProbeTimeout bounds the probe routes.
 	ProbeModel                                     bool
 	ModelProbeTimeout, ProbeTimeout, HealthTimeout time.Duration
+	// Report is Ask.Report (RevisionSpec.Report).
+	Report func(reason string)
 }
 
 // ProbeEndpoint reads a running gateway's readiness the way every driver
@@ -149,5 +151,5 @@ func ProbeEndpoint(ctx context.Context, p Probe) (Readiness, error) {
 		return Readiness{}, err
 	}
 	return AskGateway(ctx, Ask{Dial: gateway.Options{URL: p.Endpoint.URL, Token: p.Endpoint.Token}, Document: p.Document,
-		ProbeModel: p.ProbeModel, ModelProbeTimeout: p.ModelProbeTimeout, HealthTimeout: p.HealthTimeout})
+		ProbeModel: p.ProbeModel, Report: p.Report, ModelProbeTimeout: p.ModelProbeTimeout, HealthTimeout: p.HealthTimeout})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,10 +107,16 @@ func (g *dbGauges) Collect(ch chan<- prometheus.Metric) {
 
 // serveMetrics serves the metrics listener (metrics.listen, loopback only,
 // bound at the start of Start): /metrics without authentication, and
-// /healthz and /readyz for a process of any role, the worker included.
+// /healthz and /readyz for a process of any role, the worker included, and
+// Go's profiles under /debug/pprof/ (net/http/pprof: CPU, heap, goroutines;
+// never on the API listener, whose clients are not the machine's operator).
 func (m *Main) serveMetrics() {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusOK, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)

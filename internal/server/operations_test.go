@@ -52,7 +52,7 @@ func sample(text, name, labels string) float64 {
 // by operation and status (unmatched paths too), denials by action and
 // reason, finished jobs by kind, deployments by outcome and Agents by
 // state; the metrics listener serves them without a key, with /healthz
-// and /readyz; every request leaves one access log line with its request
+// and /readyz, and Go's profiles (only there); every request leaves one access log line with its request
 // ID, principal, operation and status.
 func TestOperationsMetricsAndAccessLog(t *testing.T) {
 	logs := &lockedBuffer{}
@@ -123,6 +123,14 @@ func TestOperationsMetricsAndAccessLog(t *testing.T) {
 		if body := scrape(t, "http://"+e.m.MetricsAddr()+path, ""); !strings.Contains(body, `"status":"ok"`) {
 			t.Fatalf("%s on the metrics listener = %s", path, body)
 		}
+	}
+	// Go's profiles: on the loopback metrics listener, never on the API
+	// listener (not even to the installation administrator).
+	if heap := scrape(t, "http://"+e.m.MetricsAddr()+"/debug/pprof/heap?debug=1", ""); !strings.Contains(heap, "heap profile:") {
+		t.Fatalf("/debug/pprof/heap on the metrics listener = %.200s", heap)
+	}
+	if r := e.call("GET", "/debug/pprof/heap", e.admin, nil); r.Status != 404 {
+		t.Fatalf("/debug/pprof/heap on the API listener = %d, want 404", r.Status)
 	}
 
 	lines := strings.Split(string(logs.Bytes()), "\n")

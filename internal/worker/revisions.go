@@ -120,9 +120,12 @@ func (p *pass) ref() compute.RevisionRef {
 const quickReady = time.Second
 
 // prepare calls PrepareRevision, and while the revision is starting asks
-// again every 50 ms for up to quickReady (it is idempotent).
+// again for up to quickReady (it is idempotent): after 50 ms, then twice
+// as long each time (each call reads every object of the Agent from its
+// driver, so a fixed short interval would cost more than it gains).
 func (w *revisionWorker) prepare(ctx context.Context, rd compute.Driver, spec compute.RevisionSpec) (compute.Readiness, error) {
 	deadline := w.now().Add(quickReady)
+	wait := 50 * time.Millisecond
 	for {
 		r, err := rd.PrepareRevision(ctx, spec)
 		if err != nil || r.Ready || r.Held || w.now().After(deadline) {
@@ -131,8 +134,9 @@ func (w *revisionWorker) prepare(ctx context.Context, rd compute.Driver, spec co
 		select {
 		case <-ctx.Done():
 			return r, nil
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(wait):
 		}
+		wait *= 2
 	}
 }
 

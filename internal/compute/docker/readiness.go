@@ -64,7 +64,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	d.mu.Lock()
 	verified := d.verified[spec.AgentRef] == c.ID
 	d.mu.Unlock()
-	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified,
+	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified, Report: spec.Report,
 		ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
 	if err != nil {
 		return r, err

@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
@@ -103,38 +102,6 @@ func gatewaySelector(a compute.AgentRef) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedBy, LabelAgent: a.AgentID, LabelRole: RoleGateway}
 }
 
-// envNames returns the names of the revision's secret environment that
-// reach the gateway (those occ sets itself are left out), sorted.
-func envNames(env map[string]string) []string {
-	var out []string
-	for k := range env {
-		if validEnvName(k) && !ownedEnv(k) {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// ownedEnv reports whether occ sets the variable itself.
-func ownedEnv(name string) bool {
-	return name == "HOME" || name == "PATH" || strings.HasPrefix(name, "OPENCLAW_")
-}
-
-// validEnvName accepts the names a Secret key and an environment variable
-// both allow.
-func validEnvName(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for i, c := range s {
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
 // readyProbeScript asks the gateway's own /readyz on loopback (the gateway
 // may listen on loopback only, where a kubelet HTTP probe cannot reach).
 func readyProbeScript(port int) string {
@@ -153,7 +120,7 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, replicas int32) *ap
 
 	var env []*corev1ac.EnvVarApplyConfiguration
 	for _, kv := range gateway.LaunchEnv(gateway.LaunchInput{Home: HomeDir, ConfigPath: ConfigPath, StateDir: StateDir,
-		SkipChannels: !wantsChannels(spec.Document), ConfigReadOnly: true}) {
+		SkipChannels: !compute.WantsChannels(spec.Document), ConfigReadOnly: true}) {
 		k, v, _ := strings.Cut(kv, "=")
 		env = append(env, corev1ac.EnvVar().WithName(k).WithValue(v))
 	}
@@ -162,7 +129,7 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, replicas int32) *ap
 			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key)))
 	}
 	env = append(env, secretRef("OPENCLAW_GATEWAY_TOKEN", TransportSecretName(rev.AgentID), TokenKey))
-	for _, k := range envNames(spec.Env) {
+	for _, k := range compute.SecretEnvNames(spec.Env) {
 		env = append(env, secretRef(k, EnvSecretName(rev), k))
 	}
 	g := d.q.gateway
@@ -205,11 +172,4 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, replicas int32) *ap
 			WithStrategy(appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(gatewaySelector(rev.AgentRef))).
 			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(pl).WithAnnotations(pan).WithSpec(pod)))
-}
-
-// wantsChannels reports whether the document configures any channel; when
-// none, the gateway is told to skip channels (faster start).
-func wantsChannels(doc map[string]any) bool {
-	ch, _ := doc["channels"].(map[string]any)
-	return len(ch) > 0
 }

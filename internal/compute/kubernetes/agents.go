@@ -20,24 +20,6 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 )
 
-// applier is a typed client's Get and Apply of one kind.
-type applier[T metav1.Object, A any] interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
-	Apply(ctx context.Context, ac A, opts metav1.ApplyOptions) (T, error)
-}
-
-// applyOwned applies ac unless an object of that name exists without the
-// labels want (refused, never adopted). With once, an existing object is
-// left as it is (claims and immutable ConfigMaps are written once).
-func applyOwned[T metav1.Object, A any](ctx context.Context, c applier[T, A], kind, ns, name string, want map[string]string, ac A, once bool) (T, error) {
-	cur, found, err := getOwned(ctx, kind, ns, name, want, c.Get)
-	if err != nil || (found && once) {
-		return cur, err
-	}
-	obj, err := c.Apply(ctx, ac, applyOpts)
-	return obj, classify("apply "+kind+" "+name, err)
-}
-
 // PrepareRevision applies the Agent's objects and the revision's, makes the
 // gateway Deployment run the revision (Recreate: the Pod of another
 // revision ends first) and reports readiness: the Pod's Ready condition,
@@ -53,7 +35,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if spec.NativeAdminOrigin != "" {
 		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, errors.New("the kubernetes compute driver does not run the native admin UI"))
 	}
-	done, err := d.ensureNamespace(ctx, spec.NamespaceID)
+	done, err := d.namespaceChecked(ctx, spec.NamespaceID)
 	if err != nil || !done {
 		return compute.Readiness{}, err
 	}
@@ -68,28 +50,29 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	}
 	a, rev, ns := spec.AgentRef, spec.RevisionRef, NamespaceName(spec.NamespaceID)
 	core := d.cs.CoreV1()
-	if _, err := d.transportToken(ctx, a, true); err != nil {
+	token, err := d.transportToken(ctx, a, true)
+	if err != nil {
 		return compute.Readiness{}, err
 	}
 	steps := []func() error{
 		func() error {
-			_, err := applyOwned(ctx, core.ServiceAccounts(ns), "serviceaccount", ns, GatewayName(a.AgentID), agentLabels(a, RoleGateway), serviceAccountObject(a), false)
+			_, err := applyOwned(ctx, &d.marks, core.ServiceAccounts(ns), "serviceaccount", ns, GatewayName(a.AgentID), agentLabels(a, RoleGateway), serviceAccountObject(a), false)
 			return err
 		},
 		func() error {
-			_, err := applyOwned(ctx, core.PersistentVolumeClaims(ns), "persistentvolumeclaim", ns, StateClaimName(a.AgentID), agentLabels(a, RoleState), d.stateClaimObject(a), true)
+			_, err := applyOwned(ctx, &d.marks, core.PersistentVolumeClaims(ns), "persistentvolumeclaim", ns, StateClaimName(a.AgentID), agentLabels(a, RoleState), d.stateClaimObject(a), true)
 			return err
 		},
 		func() error {
-			_, err := applyOwned(ctx, core.ConfigMaps(ns), "configmap", ns, ConfigMapName(rev), revisionLabels(rev, RoleConfig), configMapObject(rev, rendered), true)
+			_, err := applyOwned(ctx, &d.marks, core.ConfigMaps(ns), "configmap", ns, ConfigMapName(rev), revisionLabels(rev, RoleConfig), configMapObject(rev, rendered), true)
 			return err
 		},
 		func() error {
-			_, err := applyOwned(ctx, core.Secrets(ns), "secret", ns, EnvSecretName(rev), revisionLabels(rev, RoleEnv), envSecretObject(rev, spec.Env), false)
+			_, err := applyOwned(ctx, &d.marks, core.Secrets(ns), "secret", ns, EnvSecretName(rev), revisionLabels(rev, RoleEnv), envSecretObject(rev, spec.Env), false)
 			return err
 		},
 		func() error {
-			_, err := applyOwned(ctx, core.Services(ns), "service", ns, GatewayName(a.AgentID), agentLabels(a, RoleGateway), d.serviceObject(a), false)
+			_, err := applyOwned(ctx, &d.marks, core.Services(ns), "service", ns, GatewayName(a.AgentID), agentLabels(a, RoleGateway), d.serviceObject(a), false)
 			return err
 		},
 	}
@@ -98,7 +81,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 			return compute.Readiness{}, err
 		}
 	}
-	changed, err := d.applyDeployment(ctx, spec)
+	dep, changed, err := d.applyDeployment(ctx, spec)
 	if err != nil {
 		return compute.Readiness{}, err
 	}
@@ -106,16 +89,22 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		if err := d.awaitPod(ctx, spec.RevisionRef); err != nil {
 			return compute.Readiness{}, err
 		}
+		// The ReplicaSet's failure, if any, is on the Deployment now.
+		if dep, err = d.deployment(ctx, a); err != nil {
+			return compute.Readiness{}, err
+		}
 	}
-	return d.readiness(ctx, spec)
+	return d.readiness(ctx, spec, dep, token)
 }
 
 // awaitPod waits, within Options.PodStartWait, for the ReplicaSet to create
 // the revision's Pod (or to report that it cannot), so that a
 // PrepareRevision that started the gateway leaves a workload, as on every
-// driver.
+// driver. It looks after 100 ms, then twice as long each time up to a
+// second (each look lists the Pods and reads the Deployment).
 func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) error {
 	deadline := time.Now().Add(d.o.PodStartWait)
+	wait := 100 * time.Millisecond
 	for time.Now().Before(deadline) {
 		pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
 		if err != nil {
@@ -130,31 +119,33 @@ func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, time.Second)
 	}
 	return nil
 }
 
 // applyDeployment makes the gateway Deployment run spec with one replica,
 // keeping the active mark only when it is this revision's; changed says
-// whether its spec changed (a Pod is to be made).
-func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec) (changed bool, err error) {
+// whether its spec changed (a Pod is to be made). It returns the
+// Deployment as the API server has it.
+func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec) (dep *appsv1.Deployment, changed bool, err error) {
 	ns, name := NamespaceName(spec.NamespaceID), GatewayName(spec.AgentID)
 	deps := d.cs.AppsV1().Deployments(ns)
 	cur, found, err := getOwned(ctx, "deployment", ns, name, agentLabels(spec.AgentRef, RoleGateway), deps.Get)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	ac := d.deploymentObject(spec, 1)
 	if found && cur.Annotations[AnnotationActiveRevision] == spec.RevisionID {
 		ac.WithAnnotations(map[string]string{AnnotationActiveRevision: spec.RevisionID})
 	}
-	applied, err := deps.Apply(ctx, ac, applyOpts)
+	applied, err := applyChanged(ctx, &d.marks, deps.Apply, "deployment", ns, name, cur, found, ac)
 	if err != nil {
-		return false, classify("apply deployment "+name, err)
+		return nil, false, err
 	}
-	return !found || applied.Generation != cur.Generation, nil
+	return applied, !found || applied.Generation != cur.Generation, nil
 }
 
 // transportToken returns the Agent's gateway token; with create, its
@@ -326,6 +317,9 @@ func (d *Driver) DeleteAgent(ctx context.Context, a compute.AgentRef) error {
 			return err
 		}
 	}
+	for _, k := range []string{"deployment", "service", "serviceaccount"} {
+		d.marks.drop(k, ns, name)
+	}
 	d.mu.Lock()
 	delete(d.verified, a)
 	d.mu.Unlock()
@@ -335,6 +329,7 @@ func (d *Driver) DeleteAgent(ctx context.Context, a compute.AgentRef) error {
 // deleteRevisionObjects removes a revision's ConfigMap and secret
 // environment.
 func (d *Driver) deleteRevisionObjects(ctx context.Context, rev compute.RevisionRef) error {
+	d.marks.drop("secret", NamespaceName(rev.NamespaceID), EnvSecretName(rev))
 	return d.deleteLabelled(ctx, rev.AgentRef, rev.RevisionID)
 }
 

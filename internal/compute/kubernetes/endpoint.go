@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/portforward"
@@ -18,15 +20,40 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 )
 
-// forward is one port-forward to an Agent's gateway Pod, on a loopback port
-// of occ's host.
-type forward struct {
-	podUID string
-	port   int
-	stop   chan struct{}
-	done   chan struct{}
-	// users are the driver instances that asked for it.
-	users map[*Driver]bool
+// An Agent's endpoint out of the cluster is a listener on a loopback port of
+// occ's host (its slot's, kept while the Agent runs) that carries each
+// connection to the gateway Pod through a port-forward over the API server
+// (a tunnel). The tunnel is dialled when needed and closed once no
+// connection has used it for tunnelIdle: each holds a SPDY connection
+// whose header compressor alone takes about 600 kB, so one kept open per
+// running Agent made occ's memory grow with the fleet (docs/PERFORMANCE.md,
+// "Agents on Kubernetes"). The port stays the same across tunnels and
+// Pods, so an endpoint handed out earlier keeps working.
+const tunnelIdle = 5 * time.Second
+
+// tunnel is one port-forward to a gateway Pod, on a loopback port of its
+// own.
+type tunnel struct {
+	port int
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (t *tunnel) close() {
+	select {
+	case <-t.stop:
+	default:
+		close(t.stop)
+	}
+}
+
+func (t *tunnel) alive() bool {
+	select {
+	case <-t.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // forwardKey names an Agent on an API server.
@@ -35,22 +62,37 @@ type forwardKey struct {
 	agent compute.AgentRef
 }
 
-// forwards are the port-forwards of this process, shared by every driver
-// instance on the same API server: a reopened driver (or a second one in
-// the same occ) gives the same endpoint as the first, and one Pod gets one
-// forward. A forward ends when its Pod is replaced, when the Agent is
-// stopped or deleted, or when the last driver that used it is closed. The
-// map's lock is held only to find an Agent's slot; a slot's lock is held
-// while its forward is dialled, so Agents never wait for each other.
+// forwards are the Agents' endpoints in this process, shared by every
+// driver instance on the same API server: a reopened driver (or a second
+// one in the same occ) gives the same endpoint as the first. An endpoint
+// ends when the Agent is stopped or deleted, or when the last driver that
+// used it is closed. The map's lock is held only to find an Agent's slot;
+// a slot's lock is held while its tunnel is dialled, so Agents never wait
+// for each other.
 var forwards = struct {
 	sync.Mutex
 	m map[forwardKey]*forwardSlot
 }{m: map[forwardKey]*forwardSlot{}}
 
-// forwardSlot holds an Agent's forward, if any.
+// forwardSlot is an Agent's endpoint.
 type forwardSlot struct {
 	mu sync.Mutex
-	f  *forward
+	// ln is the endpoint's listener (nil: none) on port.
+	ln   net.Listener
+	port int
+	// pod is the gateway Pod the tunnels reach and d the driver that last
+	// asked for it (it dials them).
+	pod *corev1.Pod
+	d   *Driver
+	// t is the tunnel, nil when none is open; active counts the
+	// connections it carries, and idle closes it once unused (seq tells a
+	// stale timer).
+	t      *tunnel
+	active int
+	idle   *time.Timer
+	seq    int
+	// users are the driver instances that asked for the endpoint.
+	users map[*Driver]bool
 }
 
 // slot returns the slot of key, making it the first time.
@@ -59,42 +101,145 @@ func slot(k forwardKey) *forwardSlot {
 	defer forwards.Unlock()
 	s := forwards.m[k]
 	if s == nil {
-		s = &forwardSlot{}
+		s = &forwardSlot{users: map[*Driver]bool{}}
 		forwards.m[k] = s
 	}
 	return s
 }
 
-func (f *forward) close() {
-	select {
-	case <-f.stop:
-	default:
-		close(f.stop)
+// shut closes the slot's tunnel and listener; s.mu is held.
+func (s *forwardSlot) shut() {
+	s.closeTunnel()
+	if s.ln != nil {
+		s.ln.Close()
+		s.ln, s.port = nil, 0
+	}
+	s.pod, s.d = nil, nil
+}
+
+// closeTunnel closes the tunnel, if any; s.mu is held. Connections it
+// carries end with it.
+func (s *forwardSlot) closeTunnel() {
+	if s.t != nil {
+		s.t.close()
+		s.t = nil
+	}
+	s.seq++
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
 	}
 }
 
-func (f *forward) alive() bool {
-	select {
-	case <-f.done:
-		return false
-	default:
-		return true
+// tunnel returns a live tunnel to the slot's Pod, dialling one when none
+// is open; s.mu is held.
+func (s *forwardSlot) tunnel(ctx context.Context) (*tunnel, error) {
+	if s.t != nil && s.t.alive() {
+		return s.t, nil
+	}
+	s.closeTunnel()
+	t, err := s.d.dialTunnel(ctx, s.pod)
+	if err != nil {
+		return nil, err
+	}
+	s.t = t
+	s.armIdle()
+	return t, nil
+}
+
+// armIdle (re)starts the idle timer of an unused tunnel; s.mu is held.
+func (s *forwardSlot) armIdle() {
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	s.seq++
+	seq := s.seq
+	s.idle = time.AfterFunc(tunnelIdle, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.seq == seq && s.active == 0 {
+			s.closeTunnel()
+		}
+	})
+}
+
+// serve accepts the endpoint's connections until ln is closed.
+func (s *forwardSlot) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go s.carry(c)
 	}
 }
 
-// forget ends the Agent's port-forward.
+// tunnelDialTimeout bounds the dial of a tunnel for an accepted
+// connection.
+const tunnelDialTimeout = 30 * time.Second
+
+// carry copies one connection to the gateway through the tunnel (dialled
+// again if it was closed for idleness) and back.
+func (s *forwardSlot) carry(c net.Conn) {
+	defer c.Close()
+	s.mu.Lock()
+	if s.pod == nil {
+		s.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tunnelDialTimeout)
+	t, err := s.tunnel(ctx)
+	cancel()
+	if err != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.active++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.active--
+		if s.active == 0 && s.t == t {
+			s.armIdle()
+		}
+		s.mu.Unlock()
+	}()
+	up, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(t.port))
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go pipe(up, c)
+	go pipe(c, up)
+	select {
+	case <-done:
+		// One side finished: let the other drain, unless the tunnel ends.
+		select {
+		case <-done:
+		case <-t.done:
+		}
+	case <-t.done:
+	}
+}
+
+// forget ends the Agent's endpoint.
 func (d *Driver) forget(a compute.AgentRef) {
 	s := slot(forwardKey{d.o.Config.Host, a})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f != nil {
-		s.f.close()
-		s.f = nil
-	}
+	s.shut()
+	clear(s.users)
 }
 
-// Close ends the port-forwards only this driver used. Gateways keep
-// running.
+// Close ends the endpoints only this driver used. Gateways keep running.
 func (d *Driver) Close() error {
 	forwards.Lock()
 	slots := make([]*forwardSlot, 0, len(forwards.m))
@@ -106,11 +251,15 @@ func (d *Driver) Close() error {
 	forwards.Unlock()
 	for _, s := range slots {
 		s.mu.Lock()
-		if f := s.f; f != nil {
-			delete(f.users, d)
-			if len(f.users) == 0 {
-				f.close()
-				s.f = nil
+		if s.users[d] {
+			delete(s.users, d)
+			if len(s.users) == 0 {
+				s.shut()
+			} else if s.d == d {
+				for u := range s.users {
+					s.d = u
+					break
+				}
 			}
 		}
 		s.mu.Unlock()
@@ -158,6 +307,11 @@ func (d *Driver) reach(ctx context.Context, a compute.AgentRef, pod *corev1.Pod)
 	if err != nil {
 		return compute.Endpoint{}, err
 	}
+	return d.reachWith(ctx, a, pod, token)
+}
+
+// reachWith is reach with the Agent's token already read.
+func (d *Driver) reachWith(ctx context.Context, a compute.AgentRef, pod *corev1.Pod, token string) (compute.Endpoint, error) {
 	if d.o.EndpointAccess == EndpointService {
 		host := GatewayName(a.AgentID) + "." + NamespaceName(a.NamespaceID) + ".svc:" + strconv.Itoa(d.o.GatewayPort)
 		return compute.Endpoint{URL: "ws://" + host, Token: token}, nil
@@ -169,32 +323,40 @@ func (d *Driver) reach(ctx context.Context, a compute.AgentRef, pod *corev1.Pod)
 	return compute.Endpoint{URL: "ws://127.0.0.1:" + strconv.Itoa(port), Token: token}, nil
 }
 
-// portForward returns the loopback port of a port-forward to the Pod's
-// gateway port, starting one (WebSocket, or SPDY where the API server has
-// no WebSocket port-forward) when none runs to this Pod.
+// portForward returns the loopback port of the Agent's endpoint to the
+// Pod's gateway port, opening the endpoint the first time and making sure
+// a tunnel to this Pod is open (so that one that cannot be had is an error
+// here, not a closed connection later).
 func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev1.Pod) (int, error) {
 	s := slot(forwardKey{d.o.Config.Host, a})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if f := s.f; f != nil {
-		if f.podUID == string(pod.UID) && f.alive() {
-			f.users[d] = true
-			return f.port, nil
-		}
-		f.close()
-		s.f = nil
+	if s.pod == nil || s.pod.UID != pod.UID {
+		s.closeTunnel()
 	}
-	f, err := d.dialForward(ctx, pod)
-	if err != nil {
+	s.pod, s.d = pod, d
+	if _, err := s.tunnel(ctx); err != nil {
 		return 0, err
 	}
-	s.f = f
-	return f.port, nil
+	if s.t != nil && s.active == 0 {
+		s.armIdle()
+	}
+	s.users[d] = true
+	if s.ln == nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		s.ln, s.port = ln, ln.Addr().(*net.TCPAddr).Port
+		go s.serve(ln)
+	}
+	return s.port, nil
 }
 
-// dialForward starts a port-forward to the Pod's gateway port on a free
+// dialTunnel starts a port-forward (WebSocket, or SPDY where the API server
+// has no WebSocket port-forward) to the Pod's gateway port on a free
 // loopback port.
-func (d *Driver) dialForward(ctx context.Context, pod *corev1.Pod) (*forward, error) {
+func (d *Driver) dialTunnel(ctx context.Context, pod *corev1.Pod) (*tunnel, error) {
 	url := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
 	rt, upgrader, err := spdy.RoundTripperFor(d.o.Config)
 	if err != nil {
@@ -208,7 +370,7 @@ func (d *Driver) dialForward(ctx context.Context, pod *corev1.Pod) (*forward, er
 	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
-	f := &forward{podUID: string(pod.UID), stop: make(chan struct{}), done: make(chan struct{}), users: map[*Driver]bool{d: true}}
+	f := &tunnel{stop: make(chan struct{}), done: make(chan struct{})}
 	ready := make(chan struct{})
 	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(d.o.GatewayPort)}, f.stop, ready, io.Discard, io.Discard)
 	if err != nil {

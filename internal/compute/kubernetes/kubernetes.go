@@ -128,11 +128,17 @@ type Driver struct {
 	cs k8s.Interface
 	// quantities parsed once from the options.
 	q quantities
+	// marks are what the driver last applied, so that an unchanged object
+	// is not applied again.
+	marks marks
 
 	mu sync.Mutex
 	// verified maps an Agent to the UID of the Pod whose model credential
 	// was probed once (the probe is not repeated for the same Pod).
 	verified map[compute.AgentRef]string
+	// checked maps a Namespace ID to when PrepareRevision last found its
+	// tenant namespace's objects as occ wants them.
+	checked map[string]time.Time
 }
 
 var _ compute.Driver = (*Driver)(nil)
@@ -193,7 +199,7 @@ func New(o Options) (*Driver, error) {
 		return nil, fmt.Errorf("kubernetes compute driver: %w", err)
 	}
 	o.Config = cfg
-	return &Driver{o: o, cs: cs, q: q, verified: map[compute.AgentRef]string{}}, nil
+	return &Driver{o: o, cs: cs, q: q, verified: map[compute.AgentRef]string{}, checked: map[string]time.Time{}}, nil
 }
 
 // Name implements compute.Driver.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +146,50 @@ func TestKwokDriver(t *testing.T) {
 	c.StartKubelet(t, gatewaytest.BuildBinary(t))
 	t.Run("QuotaForbidsPod", func(t *testing.T) { testQuotaForbidsPod(t, c) })
 	t.Run("DiagnoseSlack", func(t *testing.T) { testDiagnoseSlack(t, c) })
+	t.Run("EndpointTunnel", func(t *testing.T) { testEndpointTunnel(t, c) })
+}
+
+// testEndpointTunnel: the port-forward behind a gateway endpoint is closed
+// once unused, and the next connection to the same endpoint dials it
+// again; a stopped Agent's endpoint is gone.
+func testEndpointTunnel(t *testing.T, c *kubetest.Cluster) {
+	d := open(t, c.Config(), func(o *kubernetes.Options) { o.PodStartWait = kubernetes.DefaultPodStartWait })
+	ctx := context.Background()
+	rev := newRevision()
+	ensure(t, d, rev.NamespaceID)
+	if r := awaitReadiness(t, d, specOf(rev, 1), isReady); !r.Ready {
+		t.Fatalf("readiness: %+v", r)
+	}
+	ep, ok := d.GatewayEndpoint(ctx, rev.AgentRef)
+	if !ok {
+		t.Fatal("no endpoint for a ready Agent")
+	}
+	healthz := "http://" + strings.TrimPrefix(ep.URL, "ws://") + "/healthz"
+	deadline := time.Now().Add(time.Minute)
+	for kubernetes.OpenTunnels(d, rev.AgentRef) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the endpoint's port-forward is still open a minute after its last use")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	res, err := http.Get(healthz)
+	if err != nil {
+		t.Fatalf("the endpoint after its port-forward was closed: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || kubernetes.OpenTunnels(d, rev.AgentRef) != 1 {
+		t.Fatalf("the endpoint after its port-forward was closed: %d, %d port-forwards open", res.StatusCode, kubernetes.OpenTunnels(d, rev.AgentRef))
+	}
+	if again, ok := d.GatewayEndpoint(ctx, rev.AgentRef); !ok || again.URL != ep.URL {
+		t.Errorf("the endpoint changed: %s, then %s (%v)", ep.URL, again.URL, ok)
+	}
+	if err := d.StopAgent(ctx, rev.AgentRef); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := http.Get(healthz); err == nil {
+		res.Body.Close()
+		t.Fatalf("a stopped Agent's endpoint answered %d", res.StatusCode)
+	}
 }
 
 // awaitReadiness prepares spec until want holds (2 min at most) and

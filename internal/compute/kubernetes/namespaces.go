@@ -28,6 +28,32 @@ func (d *Driver) EnsureNamespace(ctx context.Context, ns compute.NamespaceRef) (
 	return compute.NamespaceObservation{Done: done}, err
 }
 
+// namespaceRecheck is how long PrepareRevision trusts its last check of a
+// tenant namespace's objects (EnsureNamespace always checks). A pass over
+// an Agent otherwise reads the namespace, its quota, limits and
+// NetworkPolicies every time: with 50 Agents per namespace, the same
+// objects many times a second. An object deleted or replaced meanwhile is
+// found at the next check (and by the Namespace's own reconcile).
+const namespaceRecheck = 10 * time.Second
+
+// namespaceChecked is ensureNamespace, skipped when it found everything in
+// place less than namespaceRecheck ago.
+func (d *Driver) namespaceChecked(ctx context.Context, nsID string) (bool, error) {
+	d.mu.Lock()
+	at, ok := d.checked[nsID]
+	d.mu.Unlock()
+	if ok && time.Since(at) < namespaceRecheck {
+		return true, nil
+	}
+	done, err := d.ensureNamespace(ctx, nsID)
+	if done && err == nil {
+		d.mu.Lock()
+		d.checked[nsID] = time.Now()
+		d.mu.Unlock()
+	}
+	return done, err
+}
+
 func (d *Driver) ensureNamespace(ctx context.Context, nsID string) (bool, error) {
 	name := NamespaceName(nsID)
 	cur, found, err := getOwned(ctx, "namespace", "", name, namespaceLabels(nsID), d.cs.CoreV1().Namespaces().Get)
@@ -37,31 +63,22 @@ func (d *Driver) ensureNamespace(ctx context.Context, nsID string) (bool, error)
 	if found && cur.DeletionTimestamp != nil {
 		return false, nil
 	}
-	if _, err := d.cs.CoreV1().Namespaces().Apply(ctx, namespaceObject(nsID), applyOpts); err != nil {
-		return false, classify("apply namespace "+name, err)
+	if _, err := applyChanged(ctx, &d.marks, d.cs.CoreV1().Namespaces().Apply, "namespace", "", name, cur, found, namespaceObject(nsID)); err != nil {
+		return false, err
 	}
 	// The namespace-level objects have fixed names: one that exists
 	// without occ's labels is refused, not overwritten.
 	nsLabels := namespaceLabels(nsID)
-	if _, _, err := getOwned(ctx, "resourcequota", name, QuotaName, nsLabels, d.cs.CoreV1().ResourceQuotas(name).Get); err != nil {
+	if _, err := applyOwned(ctx, &d.marks, d.cs.CoreV1().ResourceQuotas(name), "resourcequota", name, QuotaName, nsLabels, d.quotaObject(nsID), false); err != nil {
 		return false, err
 	}
-	if _, err := d.cs.CoreV1().ResourceQuotas(name).Apply(ctx, d.quotaObject(nsID), applyOpts); err != nil {
-		return false, classify("apply resourcequota", err)
-	}
-	if _, _, err := getOwned(ctx, "limitrange", name, LimitRangeName, nsLabels, d.cs.CoreV1().LimitRanges(name).Get); err != nil {
+	if _, err := applyOwned(ctx, &d.marks, d.cs.CoreV1().LimitRanges(name), "limitrange", name, LimitRangeName, nsLabels, d.limitRangeObject(nsID), false); err != nil {
 		return false, err
-	}
-	if _, err := d.cs.CoreV1().LimitRanges(name).Apply(ctx, d.limitRangeObject(nsID), applyOpts); err != nil {
-		return false, classify("apply limitrange", err)
 	}
 	policies := d.cs.NetworkingV1().NetworkPolicies(name)
 	for _, p := range d.policyObjects(nsID) {
-		if _, _, err := getOwned(ctx, "networkpolicy", name, *p.Name, nsLabels, policies.Get); err != nil {
+		if _, err := applyOwned(ctx, &d.marks, policies, "networkpolicy", name, *p.Name, nsLabels, p, false); err != nil {
 			return false, err
-		}
-		if _, err := policies.Apply(ctx, p, applyOpts); err != nil {
-			return false, classify("apply networkpolicy "+*p.Name, err)
 		}
 	}
 	return true, nil
@@ -79,6 +96,10 @@ func (d *Driver) DeleteNamespace(ctx context.Context, ns compute.NamespaceRef) (
 		return compute.NamespaceObservation{}, err
 	}
 	name := NamespaceName(ns.ID)
+	d.marks.dropNamespace(name)
+	d.mu.Lock()
+	delete(d.checked, ns.ID)
+	d.mu.Unlock()
 	cur, found, err := getOwned(ctx, "namespace", "", name, namespaceLabels(ns.ID), d.cs.CoreV1().Namespaces().Get)
 	if err != nil {
 		return compute.NamespaceObservation{}, err

@@ -2,14 +2,12 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/openclaw/occ/internal/compute"
-	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -33,17 +31,14 @@ const (
 var imageFailures = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
 
 // readiness reads the revision's Pod and, once it is Ready, probes the
-// gateway through its endpoint.
-func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
+// gateway through its endpoint; dep is the Agent's Deployment and token its
+// gateway token, both as PrepareRevision just read them.
+func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, dep *appsv1.Deployment, token string) (compute.Readiness, error) {
 	failure := func(check string) compute.Readiness {
 		return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: check, CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}
 	}
 	starting := compute.Readiness{PendingReason: occ.PendingGatewayStarting}
 	unschedulable := compute.Readiness{PendingReason: occ.PendingWorkloadUnschedulable}
-	dep, err := d.deployment(ctx, spec.AgentRef)
-	if err != nil {
-		return compute.Readiness{}, err
-	}
 	pods, err := d.pods(ctx, spec.AgentRef, spec.RevisionID)
 	if err != nil {
 		return compute.Readiness{}, err
@@ -66,7 +61,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	default:
 		return starting, nil
 	}
-	ep, err := d.reach(ctx, spec.AgentRef, pod)
+	ep, err := d.reachWith(ctx, spec.AgentRef, pod, token)
 	if err != nil {
 		d.o.Logger.Debug("gateway endpoint not reachable yet", "agent", spec.AgentID, "error", err)
 		return starting, nil
@@ -74,27 +69,14 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	return d.probe(ctx, spec, ep, string(pod.UID))
 }
 
-// probe asks a Ready Pod's gateway: /healthz, /startupz, /readyz, then the
-// model credential (once per Pod) and the plugin warnings (health).
+// probe asks a Ready Pod's gateway (compute.ProbeEndpoint), probing the
+// model credential once per Pod.
 func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep compute.Endpoint, podUID string) (compute.Readiness, error) {
-	starting := compute.Readiness{PendingReason: occ.PendingGatewayStarting}
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	h, err := gateway.Probe(pctx, httpURL(ep.URL))
-	cancel()
-	switch {
-	case err == nil:
-	case errors.Is(err, gateway.ErrNotReady) && h.Started:
-		return compute.Readiness{PendingReason: occ.PendingGatewayUnavailable}, nil
-	case errors.Is(err, gateway.ErrNotReady), errors.Is(err, gateway.ErrUnreachable):
-		return starting, nil
-	default:
-		return compute.Readiness{}, err
-	}
 	d.mu.Lock()
 	verified := d.verified[spec.AgentRef] == podUID
 	d.mu.Unlock()
-	r, err := compute.AskGateway(ctx, compute.Ask{Dial: gateway.Options{URL: ep.URL, Token: ep.Token}, Document: spec.Document,
-		ProbeModel: !verified, Report: spec.Report, ModelProbeTimeout: d.o.ModelProbeTimeout, HealthTimeout: healthTimeout})
+	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified, Report: spec.Report,
+		ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
 	if err != nil || !r.Ready {
 		return r, err
 	}

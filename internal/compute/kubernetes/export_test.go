@@ -1,0 +1,15 @@
+package kubernetes
+
+import "github.com/openclaw/occ/internal/compute"
+
+// OpenTunnels reports how many port-forwards the Agent's endpoint holds
+// open (0 or 1).
+func OpenTunnels(d *Driver, a compute.AgentRef) int {
+	s := slot(forwardKey{d.o.Config.Host, a})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.t != nil && s.t.alive() {
+		return 1
+	}
+	return 0
+}
