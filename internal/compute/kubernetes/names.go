@@ -48,7 +48,16 @@ const (
 	// AnnotationActiveRevision on the gateway Deployment is the revision
 	// ActivateRevision made the one that serves.
 	AnnotationActiveRevision = "openclaw.dev/active-revision-id"
+	// AnnotationModelProbedPod on the gateway Deployment is the UID of the
+	// gateway Pod whose model credential occ's probe accepted: a restarted
+	// occ that finds that Pod still running checks its health and identity
+	// only, without a second (billable) model call. It is written by its
+	// own field manager (ProbeFieldManager), so applies keep it.
+	AnnotationModelProbedPod = "openclaw.dev/model-probed-pod"
 )
+
+// ProbeFieldManager owns AnnotationModelProbedPod.
+const ProbeFieldManager = "openclaw-enterprise-compute-probe"
 
 // FieldManager is the one server-side apply field manager of the driver.
 const FieldManager = "openclaw-enterprise-compute"

@@ -2,10 +2,13 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/occ"
@@ -66,14 +69,16 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, dep *
 		d.o.Logger.Debug("gateway endpoint not reachable yet", "agent", spec.AgentID, "error", err)
 		return starting, nil
 	}
-	return d.probe(ctx, spec, ep, string(pod.UID))
+	return d.probe(ctx, spec, ep, dep, string(pod.UID))
 }
 
 // probe asks a Ready Pod's gateway (compute.ProbeEndpoint), probing the
-// model credential once per Pod.
-func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep compute.Endpoint, podUID string) (compute.Readiness, error) {
+// model credential once per Pod: not again when this process or, before a
+// restart, another one (AnnotationModelProbedPod on dep) probed this Pod.
+func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep compute.Endpoint, dep *appsv1.Deployment, podUID string) (compute.Readiness, error) {
+	recorded := dep != nil && dep.Annotations[AnnotationModelProbedPod] == podUID
 	d.mu.Lock()
-	verified := d.verified[spec.AgentRef] == podUID
+	verified := recorded || d.verified[spec.AgentRef] == podUID
 	d.mu.Unlock()
 	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified, Report: spec.Report,
 		ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
@@ -83,7 +88,24 @@ func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep comput
 	d.mu.Lock()
 	d.verified[spec.AgentRef] = podUID
 	d.mu.Unlock()
+	if dep != nil && !recorded {
+		d.recordProbed(ctx, dep, podUID)
+	}
 	return r, nil
+}
+
+// recordProbed marks the Deployment with the Pod whose model credential
+// was probed (AnnotationModelProbedPod). A failure costs one more probe
+// after a restart, nothing else: it is logged, not returned.
+func (d *Driver) recordProbed(ctx context.Context, dep *appsv1.Deployment, podUID string) {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{AnnotationModelProbedPod: podUID},
+	}})
+	_, err := d.cs.AppsV1().Deployments(dep.Namespace).Patch(ctx, dep.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: ProbeFieldManager})
+	if err != nil {
+		d.o.Logger.Debug("could not record the model probe on the gateway Deployment", "deployment", dep.Namespace+"/"+dep.Name, "error", err)
+	}
 }
 
 // live returns the first Pod that is not being deleted, or nil.
