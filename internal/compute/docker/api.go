@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -197,6 +196,3 @@ func filters(labels map[string]string) url.Values {
 	b, _ := json.Marshal(map[string][]string{"label": l})
 	return url.Values{"filters": {string(b)}}
 }
-
-// boolQuery is "1" or "0" for the engine's boolean query parameters.
-func boolQuery(b bool) string { return strconv.FormatBool(b) }
