@@ -25,32 +25,9 @@ type Engine struct {
 // already in it (occ never pulls or builds at deploy time). Every error
 // names the setting at fault.
 func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
-	var pong bytes.Buffer
-	if err := d.e.do(ctx, request{op: "ping", method: http.MethodGet, path: "/_ping", rawOut: &pong}); err != nil {
-		return Engine{}, fmt.Errorf("%s: the Docker engine at %s does not answer: %w", SettingHost, d.o.Host, err)
-	}
-	if strings.TrimSpace(pong.String()) != "OK" {
-		return Engine{}, fmt.Errorf("%s: %s answered the ping with %q, not OK: not a Docker engine", SettingHost, d.o.Host, pong.String())
-	}
-	var v struct {
-		Version       string
-		APIVersion    string `json:"ApiVersion"`
-		MinAPIVersion string `json:"MinAPIVersion"`
-		Components    []struct{ Name string }
-	}
-	if err := d.e.do(ctx, request{op: "version", method: http.MethodGet, path: "/version", out: &v}); err != nil {
-		return Engine{}, fmt.Errorf("%s: the Docker engine at %s: %w", SettingHost, d.o.Host, err)
-	}
-	use, err := negotiate(v.APIVersion, v.MinAPIVersion)
+	info, err := d.e.hello(ctx, SettingHost, d.o.Host)
 	if err != nil {
-		return Engine{}, fmt.Errorf("%s: the engine at %s (version %s): %w", SettingHost, d.o.Host, v.Version, err)
-	}
-	d.e.version = use
-	info := Engine{Version: v.Version, APIVersion: use}
-	for _, c := range v.Components {
-		if strings.Contains(strings.ToLower(c.Name), "podman") {
-			info.Podman = true
-		}
+		return Engine{}, err
 	}
 	d.podman = info.Podman
 	ok, err := d.e.imageExists(ctx, d.o.GatewayImage)
@@ -60,6 +37,40 @@ func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
 	if !ok {
 		return Engine{}, fmt.Errorf("%s: the engine at %s has no image %q; occ never pulls: load it first (docker load -i <tarball>)",
 			SettingGatewayImage, d.o.Host, d.o.GatewayImage)
+	}
+	return info, nil
+}
+
+// hello checks that host is a Docker engine (GET /_ping answers OK) whose
+// API range overlaps occ's, and speaks the highest common version from
+// then on. Errors name setting, where host comes from.
+func (a *api) hello(ctx context.Context, setting, host string) (Engine, error) {
+	var pong bytes.Buffer
+	if err := a.do(ctx, request{op: "ping", method: http.MethodGet, path: "/_ping", rawOut: &pong}); err != nil {
+		return Engine{}, fmt.Errorf("%s: the Docker engine at %s does not answer: %w", setting, host, err)
+	}
+	if strings.TrimSpace(pong.String()) != "OK" {
+		return Engine{}, fmt.Errorf("%s: %s answered the ping with %q, not OK: not a Docker engine", setting, host, pong.String())
+	}
+	var v struct {
+		Version       string
+		APIVersion    string `json:"ApiVersion"`
+		MinAPIVersion string `json:"MinAPIVersion"`
+		Components    []struct{ Name string }
+	}
+	if err := a.do(ctx, request{op: "version", method: http.MethodGet, path: "/version", out: &v}); err != nil {
+		return Engine{}, fmt.Errorf("%s: the Docker engine at %s: %w", setting, host, err)
+	}
+	use, err := negotiate(v.APIVersion, v.MinAPIVersion)
+	if err != nil {
+		return Engine{}, fmt.Errorf("%s: the engine at %s (version %s): %w", setting, host, v.Version, err)
+	}
+	a.version = use
+	info := Engine{Version: v.Version, APIVersion: use}
+	for _, c := range v.Components {
+		if strings.Contains(strings.ToLower(c.Name), "podman") {
+			info.Podman = true
+		}
 	}
 	return info, nil
 }
