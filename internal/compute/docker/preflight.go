@@ -17,6 +17,12 @@ type Engine struct {
 	APIVersion string
 	// Podman is true for Podman's Docker-compatible service.
 	Podman bool
+	// CPUs is the engine's number of CPUs; CPULimit the containers' limit
+	// in nano-CPUs: the configured one, or all the engine's CPUs when the
+	// setting asks for more (the engine refuses a limit above its CPUs,
+	// and the two limits are the same to a container).
+	CPUs     int
+	CPULimit int64
 }
 
 // Preflight checks the engine before occ serves: it answers GET /_ping
@@ -30,6 +36,15 @@ func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
 		return Engine{}, err
 	}
 	d.podman = info.Podman
+	var sys struct{ NCPU int }
+	if err := d.e.do(ctx, request{op: "info", method: http.MethodGet, path: "/info", out: &sys}); err != nil {
+		return Engine{}, fmt.Errorf("%s: the Docker engine at %s: %w", SettingHost, d.o.Host, err)
+	}
+	info.CPUs = sys.NCPU
+	if all := int64(sys.NCPU) * 1e9; sys.NCPU > 0 && d.o.NanoCPUs > all {
+		d.o.NanoCPUs = all
+	}
+	info.CPULimit = d.o.NanoCPUs
 	ok, err := d.e.imageExists(ctx, d.o.GatewayImage)
 	if err != nil {
 		return Engine{}, fmt.Errorf("%s: reading image %q: %w", SettingGatewayImage, d.o.GatewayImage, err)
