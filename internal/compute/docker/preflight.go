@@ -50,8 +50,8 @@ func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
 		return Engine{}, fmt.Errorf("%s: reading image %q: %w", SettingGatewayImage, d.o.GatewayImage, err)
 	}
 	if !ok {
-		return Engine{}, fmt.Errorf("%s: the engine at %s has no image %q; occ never pulls: load it first (docker load -i <tarball>)",
-			SettingGatewayImage, d.o.Host, d.o.GatewayImage)
+		return Engine{}, fmt.Errorf("%s: the engine at %s has no image %q; occ never pulls: load it first (occ runtime image build --load %s, or docker load -i <tarball>)",
+			SettingGatewayImage, d.o.Host, d.o.GatewayImage, d.o.Host)
 	}
 	return info, nil
 }
