@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestDockerDeployCrashRestart(t *testing.T) {
 	dc := &dockerCrashCompute{t: t, d: d, image: d.GatewayImage(t)}
 	w := deployCrashLoop(t, buildOCC(t), dc, gatewaytest.ReachableDir(t), "", rounds)
 	w.deleteEverything()
-	dc.awaitNone()
+	dc.awaitNone(w.last)
 	w.last.stop()
 }
 
@@ -132,7 +133,7 @@ func (k *dockerCrashCompute) held() map[string][]string {
 
 // awaitNone waits (bounded) until the engine holds nothing of occ's: the
 // Namespace's deletion removed its network last.
-func (k *dockerCrashCompute) awaitNone() {
+func (k *dockerCrashCompute) awaitNone(p *occProc) {
 	deadline := time.Now().Add(k.settleWait())
 	for {
 		left := k.objects()
@@ -140,7 +141,14 @@ func (k *dockerCrashCompute) awaitNone() {
 			return
 		}
 		if time.Now().After(deadline) {
-			k.t.Fatalf("%v after the Namespace's deletion, the engine holds %v", k.settleWait(), left)
+			var more []string
+			for _, o := range left {
+				if n, ok := strings.CutPrefix(o.what, "network "); ok {
+					_, b, _ := k.d.Do(http.MethodGet, "/networks/"+n, nil)
+					more = append(more, string(b))
+				}
+			}
+			k.t.Fatalf("%v after the Namespace's deletion, the engine holds %v\n%s\n%s", k.settleWait(), left, strings.Join(more, "\n"), readTail(p.logs))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
