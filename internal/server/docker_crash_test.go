@@ -30,7 +30,8 @@ const dockerCrashRounds = 20
 // container or volume belongs to an Agent occ does not know, every
 // deployment is terminal and stays so, and River holds no unfinished work.
 // At the end the Namespace is deleted, and with it its network: the
-// engine holds nothing of occ's.
+// engine holds nothing of it nor of any Agent (only the installation's
+// "default" Namespace's network).
 //
 // OCC_TEST_DOCKER_CRASH_ROUNDS raises the rounds (default 20). It runs in
 // parallel (after the package's serial tests): most of its time is spent
@@ -49,7 +50,7 @@ func TestDockerDeployCrashRestart(t *testing.T) {
 	dc := &dockerCrashCompute{t: t, d: d, image: d.GatewayImage(t)}
 	w := deployCrashLoop(t, buildOCC(t), dc, gatewaytest.ReachableDir(t), "", rounds)
 	w.deleteEverything()
-	dc.awaitNone(w.last)
+	dc.awaitNone(w.ns, w.last)
 	w.last.stop()
 }
 
@@ -69,6 +70,7 @@ func (k *dockerCrashCompute) settleWait() time.Duration { return 2 * time.Minute
 // dockerObject is one object occ made, as the crash test sees it.
 type dockerObject struct {
 	what  string // "container NAME (state)", "volume NAME", "network NAME"
+	ns    string // its occ Namespace's ID
 	agent string // its Agent's ID ("" for a Namespace's network)
 	role  string
 }
@@ -98,13 +100,13 @@ func (k *dockerCrashCompute) objects() []dockerObject {
 	k.d.MustDo(k.t, http.MethodGet, "/networks?"+f, nil, &networks)
 	var out []dockerObject
 	for _, c := range containers {
-		out = append(out, dockerObject{what: "container " + c.Names[0] + " (" + c.State + ")", agent: c.Labels[docker.LabelAgent], role: c.Labels[docker.LabelRole]})
+		out = append(out, dockerObject{what: "container " + c.Names[0] + " (" + c.State + ")", ns: c.Labels[docker.LabelNamespace], agent: c.Labels[docker.LabelAgent], role: c.Labels[docker.LabelRole]})
 	}
 	for _, v := range volumes.Volumes {
-		out = append(out, dockerObject{what: "volume " + v.Name, agent: v.Labels[docker.LabelAgent], role: v.Labels[docker.LabelRole]})
+		out = append(out, dockerObject{what: "volume " + v.Name, ns: v.Labels[docker.LabelNamespace], agent: v.Labels[docker.LabelAgent], role: v.Labels[docker.LabelRole]})
 	}
 	for _, n := range networks {
-		out = append(out, dockerObject{what: "network " + n.Name, agent: n.Labels[docker.LabelAgent], role: n.Labels[docker.LabelRole]})
+		out = append(out, dockerObject{what: "network " + n.Name, ns: n.Labels[docker.LabelNamespace], agent: n.Labels[docker.LabelAgent], role: n.Labels[docker.LabelRole]})
 	}
 	return out
 }
@@ -131,12 +133,19 @@ func (k *dockerCrashCompute) held() map[string][]string {
 	return out
 }
 
-// awaitNone waits (bounded) until the engine holds nothing of occ's: the
-// Namespace's deletion removed its network last.
-func (k *dockerCrashCompute) awaitNone(p *occProc) {
+// awaitNone waits (bounded) until the engine holds nothing of the deleted
+// Namespace nsID (its network is removed last) and nothing of any Agent:
+// what is left is other Namespaces' networks (the installation's
+// "default" one).
+func (k *dockerCrashCompute) awaitNone(nsID string, p *occProc) {
 	deadline := time.Now().Add(k.settleWait())
 	for {
-		left := k.objects()
+		var left []dockerObject
+		for _, o := range k.objects() {
+			if o.ns == nsID || o.agent != "" || o.role != docker.RoleNetwork {
+				left = append(left, o)
+			}
+		}
 		if len(left) == 0 {
 			return
 		}
