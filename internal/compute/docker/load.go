@@ -2,6 +2,7 @@ package docker
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,25 +50,15 @@ func (l *ImageLoader) Close() { l.a.http.CloseIdleConnections() }
 // it loaded ("openclaw-gateway:2026.9.6-node24", or "sha256:…" for an
 // image without a tag).
 func (l *ImageLoader) Load(ctx context.Context, archive io.Reader) ([]string, error) {
-	a := l.a
-	pr, pw := io.Pipe()
-	done := make(chan []string, 1)
-	var streamErr error
-	go func() {
-		refs, err := loadAnswer(pr)
-		streamErr = err
-		_, _ = io.Copy(io.Discard, pr)
-		done <- refs
-	}()
-	err := a.do(ctx, request{op: "load image", method: http.MethodPost, path: "/images/load",
-		raw: archive, contentType: "application/x-tar", rawOut: pw})
-	pw.Close()
-	refs := <-done
-	if err != nil {
+	// The answer is a few short JSON lines, read whole.
+	var answer bytes.Buffer
+	if err := l.a.do(ctx, request{op: "load image", method: http.MethodPost, path: "/images/load",
+		raw: archive, contentType: "application/x-tar", rawOut: &answer}); err != nil {
 		return nil, err
 	}
-	if streamErr != nil {
-		return nil, streamErr
+	refs, err := loadAnswer(&answer)
+	if err != nil {
+		return nil, err
 	}
 	if len(refs) == 0 {
 		return nil, errors.New("load image: the engine answered without naming a loaded image")
