@@ -58,6 +58,9 @@ type ImageBuild struct {
 	// .tar; Push a registry reference. At least one is set.
 	Output string
 	Push   string
+	// Load is the Engine API address (unix:///path or tcp://host:port)
+	// of a Docker engine or Podman service to load the image into.
+	Load string
 	// Name is the image's name in the output (tag of a tarball, ref.name
 	// of a layout); empty means the image's default name.
 	Name string
@@ -229,8 +232,8 @@ func imageCmd(stdout io.Writer, srv Server) *cobra.Command {
 	var o ImageBuild
 	build := serverCmd(f, "build", "Build the OCI image of the installed OpenClaw gateway and Node.js (or, with --occ, of occ itself) without pulling anything, and write or push it",
 		func(cmd *cobra.Command, _ []string) error {
-			if o.Output == "" && o.Push == "" {
-				return errors.New("nothing to do: name --output (an OCI layout directory, or a .tar file) or --push (a registry reference), or both")
+			if o.Output == "" && o.Push == "" && o.Load == "" {
+				return errors.New("nothing to do: name --output (an OCI layout directory, or a .tar file), --push (a registry reference) or --load (a Docker engine), or several")
 			}
 			if o.OCCBinary != "" && !o.OCC {
 				return errors.New("--occ-binary needs --occ")
@@ -247,6 +250,7 @@ func imageCmd(stdout io.Writer, srv Server) *cobra.Command {
 			return srv.BuildImage(ctx, cfg, o, stdout, cmd.ErrOrStderr())
 		})
 	build.Example = `  occ runtime install && occ runtime image build --output openclaw-gateway.tar
+  occ runtime image build --load unix:///var/run/docker.sock   # then compute.docker.images.gateway: the "loaded:" reference
   occ runtime image build --output ./openclaw-gateway-oci --push registry.example.com/occ/openclaw-gateway:2026.9.6
   CGO_ENABLED=0 go build -o occ ./cmd/occ && ./occ runtime image build --occ --push registry.example.com/occ/occ:v1`
 	fl := build.Flags()
@@ -254,6 +258,7 @@ func imageCmd(stdout io.Writer, srv Server) *cobra.Command {
 	fl.StringVar(&o.OCCBinary, "occ-binary", "", "with --occ: the static occ binary to put in the image (default: this occ)")
 	fl.StringVar(&o.Output, "output", "", "write the image to this OCI layout directory, or to this tarball when it ends in .tar (docker load, ctr images import); never overwritten")
 	fl.StringVar(&o.Push, "push", "", "push the image to this registry reference (REGISTRY/REPO:TAG), with the credentials docker and podman use")
+	fl.StringVar(&o.Load, "load", "", "load the image into the Docker engine (or Podman service) at this Engine API address, unix:///PATH or tcp://HOST:PORT, as docker load does, and print the loaded reference")
 	fl.StringVar(&o.Name, "name", "", "the image's name in the output (default openclaw-gateway:<openclaw>-node<node>, or occ:<version>)")
 	return groupCmd("image", "Container images of the agent runtime and of occ", build)
 }

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/cli"
+	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/ociimage"
 )
@@ -22,6 +25,15 @@ func BuildImage(ctx context.Context, cfg *config.Config, o cli.ImageBuild, out, 
 	start := time.Now()
 	if err := ociimage.CheckTargets(o.Output, o.Name, o.Push); err != nil {
 		return err
+	}
+	var loader *docker.ImageLoader
+	if o.Load != "" {
+		l, err := docker.NewImageLoader(ctx, "--load", o.Load)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		loader = l
 	}
 	var spec ociimage.Spec
 	if o.OCC {
@@ -84,6 +96,20 @@ func BuildImage(ctx context.Context, cfg *config.Config, o cli.ImageBuild, out, 
 		}
 		fmt.Fprintf(out, "output: %s\n", o.Output)
 	}
+	if o.Load != "" {
+		archive := o.Output
+		if !strings.HasSuffix(archive, ".tar") {
+			archive = filepath.Join(work, "load.tar")
+			if err := ociimage.Write(img, archive, spec.Name); err != nil {
+				return fmt.Errorf("write image: %w", err)
+			}
+		}
+		refs, err := loadImage(ctx, loader, o.Load, archive, progress)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "loaded: %s\n", strings.Join(refs, ", "))
+	}
 	if o.Push != "" {
 		fmt.Fprintf(progress, "image: pushing %s\n", o.Push)
 		ref, err := ociimage.Push(ctx, img, o.Push)
@@ -94,4 +120,16 @@ func BuildImage(ctx context.Context, cfg *config.Config, o cli.ImageBuild, out, 
 	}
 	fmt.Fprintf(progress, "image: done in %s\n", time.Since(start).Round(time.Second))
 	return nil
+}
+
+// loadImage sends the archive (docker load's format) to the engine at
+// host through l, as docker load does, and returns the references it loaded.
+func loadImage(ctx context.Context, l *docker.ImageLoader, host, archive string, progress io.Writer) ([]string, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fmt.Fprintf(progress, "image: loading into the engine at %s\n", host)
+	return l.Load(ctx, f)
 }

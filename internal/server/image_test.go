@@ -229,6 +229,9 @@ func TestCLIImageBuildRefusals(t *testing.T) {
 		{[]string{"--runtime-dir", rtDir, "--output", filepath.Join(t.TempDir(), "o.tar")}, "run occ runtime install first"},
 		{[]string{"--occ-binary", "/bin/true", "--output", "x"}, "--occ-binary needs --occ"},
 		{[]string{"--runtime-dir", rtDir, "--output", filepath.Join(t.TempDir(), "o"), "--name", "Not A Tag"}, `image name "Not A Tag"`},
+		// --load reaches the engine before anything is built.
+		{[]string{"--runtime-dir", rtDir, "--load", "unix:///nonexistent/docker.sock"}, "--load: the Docker engine at unix:///nonexistent/docker.sock does not answer"},
+		{[]string{"--runtime-dir", rtDir, "--load", "ssh://root@host"}, `--load: "ssh://root@host" is not unix:///path or tcp://host:port`},
 		{[]string{"--runtime-dir", rtDir, "--push", "not a reference"}, ""},
 	} {
 		if c.want == "" {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -678,9 +679,19 @@ type providerRequest struct {
 	line string // "METHOD PATH AUTHORIZATION [stream] → STATUS"
 }
 
-func startFakeProvider(t *testing.T) *fakeProvider {
+func startFakeProvider(t *testing.T) *fakeProvider { return startFakeProviderOn(t, "127.0.0.1:0") }
+
+// startFakeProviderOn starts the fake provider listening on addr.
+func startFakeProviderOn(t *testing.T, addr string) *fakeProvider {
 	p := &fakeProvider{}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
+	p.Server = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("fake provider: listen on %s: %v", addr, err)
+	}
+	p.Server.Listener.Close()
+	p.Server.Listener = l
+	p.Start()
 	t.Cleanup(p.Close)
 	return p
 }

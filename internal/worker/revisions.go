@@ -220,6 +220,9 @@ func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string
 // run out.
 func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) error {
 	if code := compute.PermanentCode(err); code != "" {
+		// The API shows only the code; the driver's text (an engine's
+		// own message) stays here.
+		w.log.Warn("revision reconcile failed permanently", "revision", p.job.Args.RevisionID, "code", code, "error", err)
 		return w.fail(ctx, p, code, compute.PermanentData(err))
 	}
 	if errors.Is(err, compute.ErrUnavailable) {

@@ -2,11 +2,14 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/openclaw/occ/internal/compute"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -192,10 +195,37 @@ func (e engine) removeContainer(ctx context.Context, id string, stopSeconds int)
 	}
 	err = e.do(ctx, request{op: "remove container " + id, method: http.MethodDelete, path: "/containers/" + id,
 		query: url.Values{"force": {"1"}, "v": {"0"}}})
-	if err != nil && !isNotFound(err) && !isConflict(err) { // 409: removal already in progress
+	switch {
+	case isConflict(err): // 409: removal already in progress (an earlier request that timed out)
+		return e.awaitRemoved(ctx, id)
+	case err != nil && !isNotFound(err):
 		return err
 	}
 	return nil
+}
+
+// awaitRemoved waits, for at most the API's bound, until the engine has
+// finished removing a container (on a storage driver that copies the
+// image, vfs, that takes seconds); still there, the engine is busy: unavailable
+// for now, so the caller is retried without spending an attempt.
+func (e engine) awaitRemoved(ctx context.Context, id string) error {
+	deadline := time.Now().Add(e.timeout)
+	for {
+		_, err := e.inspectContainer(ctx, id)
+		switch {
+		case isNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		case time.Now().After(deadline):
+			return compute.Unavailable(fmt.Errorf("remove container %s: the engine is still removing it", id))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 func (e engine) inspectNetwork(ctx context.Context, name string) (network, error) {

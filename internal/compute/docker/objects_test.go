@@ -464,3 +464,38 @@ func TestDockerRefusals(t *testing.T) {
 		t.Errorf("runtime harness auth: %+v, want %s", r, occ.DeployHarnessAuthUnsupported)
 	}
 }
+
+// TestDockerCPULimitCapped: a CPU limit above the engine's CPUs (which
+// the engine refuses with a 400) is capped at all of them: the preflight
+// says so, and the gateway container is created with that limit.
+func TestDockerCPULimitCapped(t *testing.T) {
+	t.Parallel()
+	dd := daemon(t)
+	ctx := context.Background()
+	d, err := docker.New(docker.Options{Host: dd.Host(), GatewayImage: dd.GatewayImage(t), GatewayPort: 8080,
+		MemoryBytes: 512 << 20, NanoCPUs: 4096e9, RequestTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	e, err := d.Preflight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.CPUs < 1 || e.CPULimit != int64(e.CPUs)*1e9 {
+		t.Fatalf("preflight: %d CPUs, limit %d nano-CPUs; want all the engine's CPUs", e.CPUs, e.CPULimit)
+	}
+	rev := newRevision()
+	t.Cleanup(func() { _, _ = d.DeleteNamespace(ctx, compute.NamespaceRef{ID: rev.NamespaceID}) })
+	if _, err := d.PrepareRevision(ctx, specOf(rev, 1)); err != nil {
+		t.Fatalf("PrepareRevision: %v", err)
+	}
+	var c struct{ HostConfig struct{ NanoCpus int64 } }
+	dd.MustDo(t, http.MethodGet, "/containers/"+docker.GatewayName(rev.AgentRef)+"/json", nil, &c)
+	if c.HostConfig.NanoCpus != e.CPULimit {
+		t.Fatalf("the container's CPU limit %d, want %d", c.HostConfig.NanoCpus, e.CPULimit)
+	}
+	if err := d.DeleteAgent(ctx, rev.AgentRef); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -17,6 +17,12 @@ type Engine struct {
 	APIVersion string
 	// Podman is true for Podman's Docker-compatible service.
 	Podman bool
+	// CPUs is the engine's number of CPUs; CPULimit the containers' limit
+	// in nano-CPUs: the configured one, or all the engine's CPUs when the
+	// setting asks for more (the engine refuses a limit above its CPUs,
+	// and the two limits are the same to a container).
+	CPUs     int
+	CPULimit int64
 }
 
 // Preflight checks the engine before occ serves: it answers GET /_ping
@@ -25,12 +31,41 @@ type Engine struct {
 // already in it (occ never pulls or builds at deploy time). Every error
 // names the setting at fault.
 func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
+	info, err := d.e.hello(ctx, SettingHost, d.o.Host)
+	if err != nil {
+		return Engine{}, err
+	}
+	d.podman = info.Podman
+	var sys struct{ NCPU int }
+	if err := d.e.do(ctx, request{op: "info", method: http.MethodGet, path: "/info", out: &sys}); err != nil {
+		return Engine{}, fmt.Errorf("%s: the Docker engine at %s: %w", SettingHost, d.o.Host, err)
+	}
+	info.CPUs = sys.NCPU
+	if all := int64(sys.NCPU) * 1e9; sys.NCPU > 0 && d.o.NanoCPUs > all {
+		d.o.NanoCPUs = all
+	}
+	info.CPULimit = d.o.NanoCPUs
+	ok, err := d.e.imageExists(ctx, d.o.GatewayImage)
+	if err != nil {
+		return Engine{}, fmt.Errorf("%s: reading image %q: %w", SettingGatewayImage, d.o.GatewayImage, err)
+	}
+	if !ok {
+		return Engine{}, fmt.Errorf("%s: the engine at %s has no image %q; occ never pulls: load it first (occ runtime image build --load %s, or docker load -i <tarball>)",
+			SettingGatewayImage, d.o.Host, d.o.GatewayImage, d.o.Host)
+	}
+	return info, nil
+}
+
+// hello checks that host is a Docker engine (GET /_ping answers OK) whose
+// API range overlaps occ's, and speaks the highest common version from
+// then on. Errors name setting, where host comes from.
+func (a *api) hello(ctx context.Context, setting, host string) (Engine, error) {
 	var pong bytes.Buffer
-	if err := d.e.do(ctx, request{op: "ping", method: http.MethodGet, path: "/_ping", rawOut: &pong}); err != nil {
-		return Engine{}, fmt.Errorf("%s: the Docker engine at %s does not answer: %w", SettingHost, d.o.Host, err)
+	if err := a.do(ctx, request{op: "ping", method: http.MethodGet, path: "/_ping", rawOut: &pong}); err != nil {
+		return Engine{}, fmt.Errorf("%s: the Docker engine at %s does not answer: %w", setting, host, err)
 	}
 	if strings.TrimSpace(pong.String()) != "OK" {
-		return Engine{}, fmt.Errorf("%s: %s answered the ping with %q, not OK: not a Docker engine", SettingHost, d.o.Host, pong.String())
+		return Engine{}, fmt.Errorf("%s: %s answered the ping with %q, not OK: not a Docker engine", setting, host, pong.String())
 	}
 	var v struct {
 		Version       string
@@ -38,28 +73,19 @@ func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
 		MinAPIVersion string `json:"MinAPIVersion"`
 		Components    []struct{ Name string }
 	}
-	if err := d.e.do(ctx, request{op: "version", method: http.MethodGet, path: "/version", out: &v}); err != nil {
-		return Engine{}, fmt.Errorf("%s: the Docker engine at %s: %w", SettingHost, d.o.Host, err)
+	if err := a.do(ctx, request{op: "version", method: http.MethodGet, path: "/version", out: &v}); err != nil {
+		return Engine{}, fmt.Errorf("%s: the Docker engine at %s: %w", setting, host, err)
 	}
 	use, err := negotiate(v.APIVersion, v.MinAPIVersion)
 	if err != nil {
-		return Engine{}, fmt.Errorf("%s: the engine at %s (version %s): %w", SettingHost, d.o.Host, v.Version, err)
+		return Engine{}, fmt.Errorf("%s: the engine at %s (version %s): %w", setting, host, v.Version, err)
 	}
-	d.e.version = use
+	a.version = use
 	info := Engine{Version: v.Version, APIVersion: use}
 	for _, c := range v.Components {
 		if strings.Contains(strings.ToLower(c.Name), "podman") {
 			info.Podman = true
 		}
-	}
-	d.podman = info.Podman
-	ok, err := d.e.imageExists(ctx, d.o.GatewayImage)
-	if err != nil {
-		return Engine{}, fmt.Errorf("%s: reading image %q: %w", SettingGatewayImage, d.o.GatewayImage, err)
-	}
-	if !ok {
-		return Engine{}, fmt.Errorf("%s: the engine at %s has no image %q; occ never pulls: load it first (docker load -i <tarball>)",
-			SettingGatewayImage, d.o.Host, d.o.GatewayImage)
 	}
 	return info, nil
 }
