@@ -90,6 +90,9 @@ type Driver struct {
 	// verified maps an Agent to the container whose model credential was
 	// probed once (the probe is not repeated for the same container).
 	verified map[compute.AgentRef]string
+	// opened is when the driver was made: a container started before
+	// then may have been probed by an earlier occ (probedBefore).
+	opened time.Time
 }
 
 var _ compute.Driver = (*Driver)(nil)
@@ -133,7 +136,7 @@ func New(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker compute driver: %w", err)
 	}
-	return &Driver{o: o, e: engine{a}, verified: map[compute.AgentRef]string{}}, nil
+	return &Driver{o: o, e: engine{a}, verified: map[compute.AgentRef]string{}, opened: time.Now()}, nil
 }
 
 // Name implements compute.Driver.

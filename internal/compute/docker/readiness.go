@@ -64,6 +64,8 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	d.mu.Lock()
 	verified := d.verified[spec.AgentRef] == c.ID
 	d.mu.Unlock()
+	recorded := !verified && d.probedBefore(ctx, c)
+	verified = verified || recorded
 	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified, Report: spec.Report,
 		ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
 	if err != nil {
@@ -78,8 +80,12 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 		return r, nil
 	}
 	d.mu.Lock()
+	first := d.verified[spec.AgentRef] != c.ID
 	d.verified[spec.AgentRef] = c.ID
 	d.mu.Unlock()
+	if first && !recorded {
+		d.recordProbed(ctx, c)
+	}
 	return r, nil
 }
 
