@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -54,8 +55,19 @@ func New() (*Daemon, error) {
 	return start(false, func(dir string) []string {
 		return []string{bin, "--host", "unix://" + filepath.Join(dir, "docker.sock"), "--data-root", filepath.Join(dir, "data"),
 			"--exec-root", filepath.Join(dir, "x"), "--pidfile", filepath.Join(dir, "dockerd.pid"), "--storage-driver", "vfs",
-			"--iptables=false", "--ip6tables=false", "--bridge=none", "--log-level", "warn"}
+			"--iptables=false", "--ip6tables=false", "--bridge=none", "--log-level", "warn",
+			"--default-address-pool", "base=" + addressPool() + ",size=24"}
 	})
+}
+
+// addressPool is a /16 of 10.64.0.0/10, chosen at random, from which a
+// daemon gives its networks their /24 subnets. The engines' default pools
+// (172.17-31.0.0/16 and 192.168.0.0/16 in /20s) hold about 30 networks
+// for the whole machine, and daemons running side by side (the driver's
+// tests, the server's lanes) skip what another's bridges already cover:
+// they ran out. A pool of its own gives each daemon 256.
+func addressPool() string {
+	return fmt.Sprintf("10.%d.0.0/16", 64+rand.IntN(64))
 }
 
 // NewPodman starts Debian's Podman (installed with apt-get when missing)
@@ -68,6 +80,10 @@ func NewPodman() (*Daemon, error) {
 		return nil, err
 	}
 	return start(true, func(dir string) []string {
+		// Its own address pool, as for dockerd (addressPool), in a
+		// containers.conf of its own (CONTAINERS_CONF, set in start).
+		conf := fmt.Sprintf("[network]\ndefault_subnet_pools = [{\"base\" = %q, \"size\" = 24}]\n", addressPool())
+		_ = os.WriteFile(filepath.Join(dir, "containers.conf"), []byte(conf), 0o644)
 		return []string{bin, "--root", filepath.Join(dir, "data"), "--runroot", filepath.Join(dir, "x"), "--storage-driver", "vfs",
 			"--network-config-dir", filepath.Join(dir, "cni"), "--tmpdir", filepath.Join(dir, "tmp"), "--log-level", "warn",
 			"system", "service", "--time", "0", "unix://" + filepath.Join(dir, "docker.sock")}
@@ -88,6 +104,9 @@ func start(podman bool, argv func(dir string) []string) (*Daemon, error) {
 	defer log.Close()
 	args := argv(dir)
 	d.cmd = exec.Command(args[0], args[1:]...)
+	if podman {
+		d.cmd.Env = append(os.Environ(), "CONTAINERS_CONF="+filepath.Join(dir, "containers.conf"))
+	}
 	d.cmd.Stdout, d.cmd.Stderr = log, log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := d.cmd.Start(); err != nil {
@@ -196,6 +215,17 @@ func (d *Daemon) Stop() {
 	}
 	for _, c := range left {
 		_, _, _ = d.Do(http.MethodDelete, "/containers/"+c.ID+"?force=1", nil)
+	}
+	// The networks too: a daemon leaves their bridges on the host when it
+	// stops, and with them their subnets taken for every later daemon.
+	var networks []struct{ ID, Name string }
+	if status, b, err := d.Do(http.MethodGet, "/networks", nil); err == nil && status == http.StatusOK {
+		_ = json.Unmarshal(b, &networks)
+	}
+	for _, n := range networks {
+		if n.Name != "bridge" && n.Name != "host" && n.Name != "none" && n.Name != "podman" {
+			_, _, _ = d.Do(http.MethodDelete, "/networks/"+n.ID, nil)
+		}
 	}
 	containerd := readPID(filepath.Join(d.dir, "x", "containerd", "containerd.pid"))
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
