@@ -163,7 +163,7 @@ func TestDeploymentOutcomes(t *testing.T) {
 
 		// Pending: progress shows the latest attempt and the next time.
 		slow, _ := d.newAgent(t, "slow", true)
-		d.fake.set(func(f *fakeCompute) { f.notReady[slow] = 30 }) // beyond one pass's quick readiness polls
+		d.fake.set(func(f *fakeCompute) { f.notReady[slow] = 10 }) // beyond one pass's quick readiness polls (6, backing off over a second)
 		rev := d.deploy(t, slow)
 		waitFor(t, "a recorded attempt", func() bool {
 			st := e.call("GET", d.path("/agents/"+slow+"/deployments/"+rev), e.admin, nil).data()

@@ -350,8 +350,10 @@ func TestUnavailableDependencyWaitsWithoutSpendingAttempts(t *testing.T) {
 	t.Run("the deadline ends the wait", func(t *testing.T) {
 		t.Parallel()
 		var faulty *computetest.Faulty
-		e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2; o.ConvergenceTimeout = 2 * time.Second }))
+		e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty), withOptions(func(o *worker.Options) { o.MaxAttempts = 2; o.ConvergenceTimeout = 8 * time.Second }))
 		g := e.agent(agentSpec{harness: apiKey("sk")})
+		// The deadline is long enough for several snoozed passes (500 ms
+		// apart) even on a loaded machine.
 		faulty.Inject(computetest.Fault{ID: g.ID, Times: computetest.Forever, Unavailable: true})
 		failedWith(t, e.settled(g, e.deploy(e.admin, g)), occ.DeployConvergenceDeadline)
 		if n := faulty.CallsOf(computetest.MethodPrepareRevision, g.ID); n <= 2 {
