@@ -147,6 +147,18 @@ func (w *deployCrash) deleteEverything() {
 			left = append(left, agt)
 		}
 	}
+	// A create whose answer was lost to a kill may have committed: every
+	// Agent the Namespace lists goes too.
+	if r := p.must("GET", "/namespaces/"+w.ns+"/agents?limit=500", nil); r.Status == 200 {
+		items, _ := r.Body["items"].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				if id, _ := m["id"].(string); id != "" && !slices.Contains(left, id) {
+					left = append(left, id)
+				}
+			}
+		}
+	}
 	for _, agt := range left {
 		if r := p.must("DELETE", "/namespaces/"+w.ns+"/agents/"+agt, nil); r.Status != 202 && r.Status != 409 && r.Status != 404 {
 			t.Fatalf("DELETE agent %s = %d %v", agt, r.Status, r.Body)
