@@ -149,7 +149,7 @@ func (w *deployCrash) deleteEverything() {
 	}
 	// A create whose answer was lost to a kill may have committed: every
 	// Agent the Namespace lists goes too.
-	if r := p.must("GET", "/namespaces/"+w.ns+"/agents?limit=500", nil); r.Status == 200 {
+	if r := p.must("GET", "/namespaces/"+w.ns+"/agents?pageSize=1000", nil); r.Status == 200 {
 		items, _ := r.Body["items"].([]any)
 		for _, it := range items {
 			if m, ok := it.(map[string]any); ok {
