@@ -150,7 +150,7 @@ func (w *deployCrash) deleteEverything() {
 	// A create whose answer was lost to a kill may have committed: every
 	// Agent the Namespace lists goes too.
 	if r := p.must("GET", "/namespaces/"+w.ns+"/agents?pageSize=1000", nil); r.Status == 200 {
-		items, _ := r.Body["items"].([]any)
+		items, _ := r.Body["data"].([]any)
 		for _, it := range items {
 			if m, ok := it.(map[string]any); ok {
 				if id, _ := m["id"].(string); id != "" && !slices.Contains(left, id) {
