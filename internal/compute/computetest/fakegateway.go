@@ -1,7 +1,10 @@
 package computetest
 
 import (
+	"context"
 	"maps"
+	"strings"
+	"testing"
 
 	"github.com/openclaw/occ/internal/compute"
 )
@@ -47,4 +50,29 @@ func withEnv(env, more map[string]string) map[string]string {
 	}
 	maps.Copy(out, more)
 	return out
+}
+
+// FakeGatewayAcceptCredential gives spec FakeModelDocument's provider with
+// a key the fake gateway accepts.
+func FakeGatewayAcceptCredential(s compute.RevisionSpec) compute.RevisionSpec {
+	doc := maps.Clone(s.Document)
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	maps.Copy(doc, FakeModelDocument())
+	s.Document = doc
+	s.Env = withEnv(s.Env, map[string]string{"FAKEPROV_API_KEY": "sk-good", "FAKEGATEWAY_MODEL_AUTH": "ok"})
+	return s
+}
+
+// FakeGatewayModelProbes counts the provider calls the revision's fake
+// gateway logged (it logs each models.probe it answers), read through the
+// driver's Logs.
+func FakeGatewayModelProbes(t *testing.T, d compute.Driver, rev compute.RevisionRef) int {
+	t.Helper()
+	l, err := d.Logs(context.Background(), rev, compute.LogOptions{TailLines: compute.MaxLogLines})
+	if err != nil || !l.Found {
+		t.Fatalf("Logs = %+v, %v", l, err)
+	}
+	return strings.Count(strings.Join(l.Lines, "\n"), "model probe of provider fakeprov")
 }

@@ -2,8 +2,6 @@ package docker_test
 
 import (
 	"context"
-	"maps"
-	"strings"
 	"testing"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -23,14 +21,14 @@ func TestDockerReadoptionSkipsTheModelProbe(t *testing.T) {
 		_ = d1.DeleteAgent(ctx, rev.AgentRef)
 		_, _ = d1.DeleteNamespace(ctx, compute.NamespaceRef{ID: rev.NamespaceID})
 	})
-	spec := withFakeModel(specOf(rev, 1))
+	spec := computetest.FakeGatewayAcceptCredential(specOf(rev, 1))
 	if r := awaitReadiness(t, d1, spec, func(r compute.Readiness) bool { return r.Ready }); !r.Ready {
 		t.Fatalf("readiness: %+v", r)
 	}
 	if r, err := d1.PrepareRevision(ctx, spec); err != nil || !r.Ready {
 		t.Fatalf("readiness again: %+v, %v", r, err)
 	}
-	if n := modelProbes(t, d1, rev); n != 1 {
+	if n := computetest.FakeGatewayModelProbes(t, d1, rev); n != 1 {
 		t.Fatalf("model probes after the first start = %d; want 1", n)
 	}
 
@@ -38,34 +36,15 @@ func TestDockerReadoptionSkipsTheModelProbe(t *testing.T) {
 	if r, err := d2.PrepareRevision(ctx, spec); err != nil || !r.Ready {
 		t.Fatalf("readiness after a restart: %+v, %v", r, err)
 	}
-	if n := modelProbes(t, d2, rev); n != 1 {
+	if n := computetest.FakeGatewayModelProbes(t, d2, rev); n != 1 {
 		t.Fatalf("model probes after a restart = %d; want still 1 (no provider call on an occ restart)", n)
 	}
 
-	next := withFakeModel(specOf(compute.RevisionRef{AgentRef: rev.AgentRef, RevisionID: occ.NewID(occ.PrefixRevision)}, 2))
+	next := computetest.FakeGatewayAcceptCredential(specOf(compute.RevisionRef{AgentRef: rev.AgentRef, RevisionID: occ.NewID(occ.PrefixRevision)}, 2))
 	if r := awaitReadiness(t, d2, next, func(r compute.Readiness) bool { return r.Ready }); !r.Ready {
 		t.Fatalf("readiness of a new revision: %+v", r)
 	}
-	if n := modelProbes(t, d2, next.RevisionRef); n != 1 {
+	if n := computetest.FakeGatewayModelProbes(t, d2, next.RevisionRef); n != 1 {
 		t.Fatalf("model probes of the new revision's container = %d; want 1", n)
 	}
-}
-
-// withFakeModel gives spec the fake gateway's model provider, which
-// accepts the key.
-func withFakeModel(spec compute.RevisionSpec) compute.RevisionSpec {
-	maps.Copy(spec.Document, computetest.FakeModelDocument())
-	spec.Env = map[string]string{"FAKEPROV_API_KEY": "sk-good", "FAKEGATEWAY_MODEL_AUTH": "ok"}
-	return spec
-}
-
-// modelProbes counts the provider calls the revision's gateway logged (the
-// fake gateway logs each models.probe it answers), read through Logs.
-func modelProbes(t *testing.T, d compute.Driver, rev compute.RevisionRef) int {
-	t.Helper()
-	l, err := d.Logs(context.Background(), rev, compute.LogOptions{TailLines: compute.MaxLogLines})
-	if err != nil || !l.Found {
-		t.Fatalf("Logs = %+v, %v", l, err)
-	}
-	return strings.Count(strings.Join(l.Lines, "\n"), "model probe of provider fakeprov")
 }

@@ -294,14 +294,14 @@ func testReadoptionSkipsTheModelProbe(t *testing.T, c *kubetest.Cluster) {
 	d1 := open(t, c.Config(), wait)
 	rev := newRevision()
 	ensure(t, d1, rev.NamespaceID)
-	spec := withFakeModel(specOf(rev, 1))
+	spec := computetest.FakeGatewayAcceptCredential(specOf(rev, 1))
 	if r := awaitReadiness(t, d1, spec, isReady); !r.Ready {
 		t.Fatalf("readiness: %+v", r)
 	}
 	if r, err := d1.PrepareRevision(ctx, spec); err != nil || !r.Ready {
 		t.Fatalf("readiness again: %+v, %v", r, err)
 	}
-	if n := modelProbes(t, d1, rev); n != 1 {
+	if n := computetest.FakeGatewayModelProbes(t, d1, rev); n != 1 {
 		t.Fatalf("model probes after the first start = %d; want 1", n)
 	}
 	d1.Close() // occ stops; the Pod keeps running
@@ -310,35 +310,15 @@ func testReadoptionSkipsTheModelProbe(t *testing.T, c *kubetest.Cluster) {
 	if r, err := d2.PrepareRevision(ctx, spec); err != nil || !r.Ready {
 		t.Fatalf("readiness after a restart: %+v, %v", r, err)
 	}
-	if n := modelProbes(t, d2, rev); n != 1 {
+	if n := computetest.FakeGatewayModelProbes(t, d2, rev); n != 1 {
 		t.Fatalf("model probes after a restart = %d; want still 1 (no provider call on an occ restart)", n)
 	}
 
-	next := withFakeModel(specOf(compute.RevisionRef{AgentRef: rev.AgentRef, RevisionID: occ.NewID(occ.PrefixRevision)}, 2))
+	next := computetest.FakeGatewayAcceptCredential(specOf(compute.RevisionRef{AgentRef: rev.AgentRef, RevisionID: occ.NewID(occ.PrefixRevision)}, 2))
 	if r := awaitReadiness(t, d2, next, isReady); !r.Ready {
 		t.Fatalf("readiness of a new revision: %+v", r)
 	}
-	if n := modelProbes(t, d2, next.RevisionRef); n != 1 {
+	if n := computetest.FakeGatewayModelProbes(t, d2, next.RevisionRef); n != 1 {
 		t.Fatalf("model probes of the new revision's Pod = %d; want 1", n)
 	}
-}
-
-// withFakeModel gives spec the fake gateway's model provider, which
-// accepts the key.
-func withFakeModel(spec compute.RevisionSpec) compute.RevisionSpec {
-	maps.Copy(spec.Document, computetest.FakeModelDocument())
-	spec.Env = map[string]string{"FAKEPROV_API_KEY": "sk-good", "FAKEGATEWAY_MODEL_AUTH": "ok"}
-	return spec
-}
-
-// modelProbes counts the provider calls the revision's gateway logged (the
-// fake gateway logs each models.probe it answers), read through the
-// driver's Logs.
-func modelProbes(t *testing.T, d compute.Driver, rev compute.RevisionRef) int {
-	t.Helper()
-	l, err := d.Logs(context.Background(), rev, compute.LogOptions{TailLines: compute.MaxLogLines})
-	if err != nil || !l.Found {
-		t.Fatalf("Logs = %+v, %v", l, err)
-	}
-	return strings.Count(strings.Join(l.Lines, "\n"), "model probe of provider fakeprov")
 }
