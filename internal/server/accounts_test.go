@@ -78,6 +78,7 @@ func noCanaryAtRest(t *testing.T, e *env, logs *lockedBuffer, canary string) {
 }
 
 func TestBackendsList(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil, withBackend(backends.Backend{ID: "gh", Type: backends.TypeGitHub, URL: "https://github.internal.example"}),
 			withBackend(backends.Backend{ID: "chatgpt-main", Type: backends.TypeChatGPT, URL: "https://chatgpt.internal.example"}),
@@ -124,6 +125,7 @@ func TestBackendsList(t *testing.T) {
 }
 
 func TestAccountsServiceAccounts(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		fake := backendstest.New(t)
 		gone := httptest.NewServer(nil)
@@ -371,6 +373,7 @@ func TestAccountsServiceAccounts(t *testing.T) {
 }
 
 func TestCredentialSources(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		gw := credgatewaytest.New(t)
 		logs := &lockedBuffer{}
@@ -561,6 +564,7 @@ func TestCredentialSources(t *testing.T) {
 // credential source route answers 409 CREDENTIAL_GATEWAY_NOT_CONFIGURED,
 // reads included.
 func TestCredentialSourcesWithoutGateway(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		ns := e.createNamespace("no-gateway")

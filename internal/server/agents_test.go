@@ -38,6 +38,7 @@ func (w *agentWorld) create(key string, body map[string]any) resp {
 // Harness authentication, Plugin selections, initial Workspace files and
 // Namespace ownership rules, one case per rule.
 func TestAgentCreateRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		w := newAgentWorld(t, url)
 		e := w.e
@@ -146,6 +147,7 @@ func TestAgentCreateRules(t *testing.T) {
 // TestAgentPermissions: create needs Namespace agent:create and exact
 // configuration:read; binding a Secret needs the caller's exact operate.
 func TestAgentPermissions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		w := newAgentWorld(t, url)
 		e := w.e
@@ -188,6 +190,7 @@ func TestAgentPermissions(t *testing.T) {
 }
 
 func TestAgentUpdateAndPresets(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		w := newAgentWorld(t, url)
 		e := w.e
@@ -245,6 +248,7 @@ func TestAgentUpdateAndPresets(t *testing.T) {
 }
 
 func TestAgentChatGPTServiceAccount(t *testing.T) {
+	t.Parallel()
 	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
 	e := w.e
 	sa := e.call("POST", w.path("/service-accounts"), e.admin, map[string]any{"name": "acct", "backendId": "chatgpt-main"})
@@ -274,6 +278,7 @@ func TestAgentChatGPTServiceAccount(t *testing.T) {
 // TestAgentBindingsBlockDeletion: a Secret, service account or credential
 // source an Agent's harness binding names cannot be deleted.
 func TestAgentBindingsBlockDeletion(t *testing.T) {
+	t.Parallel()
 	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
 	e := w.e
 	sa := e.call("POST", w.path("/service-accounts"), e.admin, map[string]any{"name": "acct", "backendId": "chatgpt-main"}).data()["id"].(string)
@@ -294,6 +299,7 @@ func TestAgentBindingsBlockDeletion(t *testing.T) {
 // TestWorkspaceDefaultsIdentity: GET /installation publishes the pinned
 // defaults identity; a create that sends it passes, a stale one is 409.
 func TestWorkspaceDefaultsIdentity(t *testing.T) {
+	t.Parallel()
 	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
 	e := w.e
 	id, _ := e.call("GET", "/installation", e.admin, nil).data()["workspaceDefaultsId"].(string)

@@ -71,6 +71,7 @@ func startTogether(t *testing.T, n int, start func(i int) (*server.Main, error))
 // installation; exactly one wrote the bootstrap key, and that key works on
 // every replica.
 func TestReplicasStartTogether(t *testing.T) {
+	t.Parallel()
 	const replicas = 4
 	url := storetest.URL(t, "postgres")
 	keyset := filepath.Join(t.TempDir(), "secrets.keyset")
@@ -108,6 +109,7 @@ func TestReplicasStartTogether(t *testing.T) {
 // fresh SQLite data directory: one starts, and every other says the data
 // directory is in use (never a half-applied migration).
 func TestSQLiteStartsTogether(t *testing.T) {
+	t.Parallel()
 	dir := gatewaytest.ReachableDir(t)
 	url := storetest.URL(t, "sqlite")
 	_, errs := startTogether(t, 6, func(int) (*server.Main, error) { return startMain(dir, url, "api", nil) })
@@ -127,6 +129,7 @@ func TestSQLiteStartsTogether(t *testing.T) {
 // TestBootstrapOnce: the first start writes a 0600 key file; a restart
 // neither bootstraps again nor touches the key.
 func TestBootstrapOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		dir := gatewaytest.ReachableDir(t)
 		m := start(t, dir, url, "all")
@@ -161,6 +164,7 @@ func TestBootstrapOnce(t *testing.T) {
 }
 
 func TestBootstrapAPIKeyFromEnvironment(t *testing.T) {
+	t.Parallel()
 	dir := gatewaytest.ReachableDir(t)
 	key := "occ_" + strings.Repeat("a1", 20)
 	m := start(t, dir, storetest.URL(t, "sqlite"), "all", "OCC_BOOTSTRAP_API_KEY="+key)
@@ -177,6 +181,7 @@ func TestBootstrapAPIKeyFromEnvironment(t *testing.T) {
 // TestSplitRoles runs the API and the worker as separate processes on one
 // PostgreSQL database: work admitted by one is done by the other.
 func TestSplitRoles(t *testing.T) {
+	t.Parallel()
 	url := storetest.URL(t, "postgres")
 	apiDir := gatewaytest.ReachableDir(t)
 	api := start(t, apiDir, url, "api")
@@ -190,6 +195,7 @@ func TestSplitRoles(t *testing.T) {
 }
 
 func TestMetricsAndPaging(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	for _, key := range []string{"", e.admin} {
 		req, _ := http.NewRequest("GET", e.base+"/metrics", nil)
@@ -243,6 +249,7 @@ func TestMetricsAndPaging(t *testing.T) {
 // no database, no bootstrap key, and no once-shown password printed for a
 // server that never ran. The next start, on a free port, bootstraps.
 func TestTakenPortStopsBeforeBootstrap(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

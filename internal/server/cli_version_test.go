@@ -15,6 +15,7 @@ import (
 // server's with its pinned OpenClaw; an unreachable server is exit 1 after
 // the client's line, unless --client.
 func TestCLIVersion(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t))
 	run := func(args ...string) (int, string) {
 		var out, errOut bytes.Buffer
@@ -38,6 +39,7 @@ func TestCLIVersion(t *testing.T) {
 // TestCLIMigrate: `occ migrate` names each migration it applied to a new
 // database, and says the schema is current the second time.
 func TestCLIMigrate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func() (int, string) {
 		var out, errOut bytes.Buffer

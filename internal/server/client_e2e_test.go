@@ -42,6 +42,7 @@ func (c *countingTransport) count(key string) int {
 // over Server-Sent Events to succeeded; stop; delete; and the Namespace
 // emptied and deleted.
 func TestClientEndToEnd(t *testing.T) {
+	t.Parallel()
 	fake := newFakeCompute(t)
 	e := boot(t, storetest.URL(t, "sqlite"), fake)
 	counts := &countingTransport{next: e.client.Transport, seen: map[string]int{}}

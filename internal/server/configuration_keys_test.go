@@ -17,6 +17,7 @@ import (
 // the key under /values, never its value, and nothing written. The keys
 // beside them are accepted at all three.
 func TestConfigurationKeysOccOwns(t *testing.T) {
+	t.Parallel()
 	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
 	e := d.e
 	base := d.path("/configurations")

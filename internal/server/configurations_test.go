@@ -8,6 +8,7 @@ import (
 )
 
 func TestConfigurations(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		ns := e.createNamespace("cfg")
@@ -122,6 +123,7 @@ func deep(n int) string {
 }
 
 func TestNamespaceWithConfigurationsCannotBeDeleted(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	ns := e.createNamespace("busy")
 	var ids []string
@@ -144,6 +146,7 @@ func TestNamespaceWithConfigurationsCannotBeDeleted(t *testing.T) {
 // TestExactGrantOnConfiguration: a binding aimed at one Configuration grants
 // exactly it, and deleting the Configuration removes the binding.
 func TestExactGrantOnConfiguration(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	ns := e.createNamespace("exact")
 	mk := func(name string) string {

@@ -95,6 +95,7 @@ func jsString(s string) string {
 // stop, delete, sign out. The Agent's Secret grant is made on the Access
 // page too.
 func TestConsoleBrowserJourney(t *testing.T) {
+	t.Parallel()
 	e, site, ctx := bootConsole(t, nil)
 
 	do(t, ctx, "sign in", chromedp.Navigate(site+"/"), chromedp.WaitVisible(chromedp.CSS("#email")),
@@ -184,6 +185,7 @@ func TestConsoleBrowserJourney(t *testing.T) {
 // gateway is still starting follows the event stream without a reload
 // (the console's script, allowed by the CSP) until it shows succeeded.
 func TestConsoleBrowserLiveTimeline(t *testing.T) {
+	t.Parallel()
 	fake := newFakeCompute(t)
 	e, site, ctx := bootConsole(t, fake)
 	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("live")}, fake: fake}
@@ -219,6 +221,7 @@ func TestConsoleBrowserLiveTimeline(t *testing.T) {
 // when set (scripts/screenshots), otherwise to a temporary directory. Each
 // page must answer 200 and render a non-empty image.
 func TestConsoleScreenshots(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("OCC_CONSOLE_SCREENSHOTS")
 	if dir == "" {
 		dir = t.TempDir()

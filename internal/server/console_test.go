@@ -19,6 +19,7 @@ import (
 // password, a foreign origin and a session that ended each keep a person
 // out; sign-in sets the API's session cookie and sign-out clears it.
 func TestConsoleSignIn(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	b := newBrowser(t, e)
 
@@ -99,6 +100,7 @@ func TestConsoleSignIn(t *testing.T) {
 // session's token, with another session's token, or from another origin
 // is refused and changes nothing.
 func TestConsoleForgedWrites(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	b := newBrowser(t, e)
 	b.signIn("admin@occ.local", adminPassword)
@@ -138,6 +140,7 @@ func TestConsoleForgedWrites(t *testing.T) {
 // Configuration, Secret and Agent with hostile names, deployed, with a
 // hostile workspace file.
 func TestConsoleHostileContent(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	b := newBrowser(t, e)
 	b.signIn("admin@occ.local", adminPassword)
@@ -255,6 +258,7 @@ func namespaceNames(e *env) string {
 // a forged deploy with their own valid token is still refused by the use
 // case; the administrator sees the buttons.
 func TestConsoleReader(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, testConsoleReader)
 }
 
@@ -349,6 +353,7 @@ func testConsoleReader(t *testing.T, dbURL string) {
 // refuses shows the refusal at its path and keeps the text; a Namespace is
 // deleted through the console with the version the person saw.
 func TestConsoleRefusals(t *testing.T) {
+	t.Parallel()
 	d, agent := liveAgent(t, storetest.URL(t, "sqlite"), "refusals")
 	e := d.e
 	d.waitDeployment(t, agent, d.deploy(t, agent))
@@ -425,6 +430,7 @@ func TestConsoleRefusals(t *testing.T) {
 
 // TestConsoleFleetFilters: the fleet view filters by state and name.
 func TestConsoleFleetFilters(t *testing.T) {
+	t.Parallel()
 	d, agent := liveAgent(t, storetest.URL(t, "sqlite"), "alpha")
 	e := d.e
 	d.newAgent(t, "beta", true)
@@ -471,6 +477,7 @@ func textarea(p page) string {
 // identity; a stale identity is refused (409) with an explanation and the
 // person's text kept.
 func TestConsoleCreateAgentDefaults(t *testing.T) {
+	t.Parallel()
 	cache := cachetest.Runtime(t)
 	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
 		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
@@ -541,6 +548,7 @@ func hasAttr(n *html.Node, name string) bool {
 // once, working on the API) and revokes it; a person who is not one is
 // refused.
 func TestConsoleServiceKeys(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	sp := e.call("POST", "/iam/service-principals", e.admin, map[string]any{"name": "ci"})
 	if sp.Status != 201 {

@@ -29,6 +29,7 @@ import (
 // tells B's IDs from random ones no better, and A's administrator succeeds on
 // A's own IDs, so the sweep cannot pass vacuously.
 func TestCrossTenantMatrix(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		start := time.Now()
 		e := boot(t, url, nil, withBackend(backendstest.New(t).Backend(matrixBackendID)), withGateway(credgatewaytest.New(t).URL))

@@ -28,6 +28,7 @@ import (
 // gateway's). A source whose credential the provider rejects fails the
 // deployment with RUNTIME_AUTHENTICATION_FAILED before any gateway starts.
 func TestDedicatedCodexCredentialSourceEndToEnd(t *testing.T) {
+	t.Parallel()
 	cgw := credgatewaytest.New(t)
 	logs := &lockedBuffer{}
 	root := gatewaytest.ReachableDir(t)

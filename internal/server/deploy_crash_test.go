@@ -36,6 +36,7 @@ import (
 // OCC_TEST_CRASH_ROUNDS raises the SQLite rounds (default 50); the
 // PostgreSQL lane runs a few rounds, as each may wait for River's rescuer.
 func TestDeployCrashRestart(t *testing.T) {
+	// Not parallel: it runs alone in this package (see TestMain).
 	rounds := 50
 	if s := os.Getenv("OCC_TEST_CRASH_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -494,7 +495,8 @@ func (w *deployCrash) pending(p *occProc) []string {
 			w.t.Fatalf("GET deployment %s of %s = %d %v", rev, agt, r.Status, r.Body)
 		}
 		if s := r.data()["status"]; s != "succeeded" && s != "failed" {
-			out = append(out, fmt.Sprintf("deployment %s of %s %v", rev, agt, s))
+			d := r.data()
+			out = append(out, fmt.Sprintf("deployment %s of %s %v (progress %v, last attempt %v)", rev, agt, s, d["progress"], d["lastAttempt"]))
 		}
 	}
 	if len(out) == 0 {

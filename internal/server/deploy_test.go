@@ -90,6 +90,7 @@ func (d *deployWorld) waitDeployment(t *testing.T, agent, rev string) map[string
 }
 
 func TestDeployStopRedeploy(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.e
@@ -157,6 +158,7 @@ func TestDeployStopRedeploy(t *testing.T) {
 }
 
 func TestDeploymentOutcomes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url, func(m *server.Main) { m.Config.Worker.ConvergenceTimeout = 6 * 1e9 })
 		e := d.e
@@ -233,6 +235,7 @@ func TestDeploymentOutcomes(t *testing.T) {
 }
 
 func TestDeployAdmission(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.e
@@ -271,6 +274,7 @@ func TestDeployAdmission(t *testing.T) {
 }
 
 func TestAgentDeletion(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.e
@@ -356,6 +360,7 @@ func (d *deployWorld) events(t *testing.T, agent, rev string) *http.Response {
 // TestDeploymentEvents streams a deployment's status as Server-Sent Events
 // until it is terminal.
 func TestDeploymentEvents(t *testing.T) {
+	t.Parallel()
 	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
 	d.fake.set(func(f *fakeCompute) { f.notReady[d.agent] = 2 })
 	res := d.events(t, d.agent, d.deploy(t, d.agent))
@@ -373,6 +378,7 @@ func TestDeploymentEvents(t *testing.T) {
 
 // TestFailedCandidateIsRetired: a deployment that fails stops its gateway.
 func TestFailedCandidateIsRetired(t *testing.T) {
+	t.Parallel()
 	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
 	d.fake.set(func(f *fakeCompute) {
 		f.held[d.agent] = &compute.RuntimeFailure{Component: "gateway", Check: "model-probe", Code: compute.HeldAuthenticationFailed}

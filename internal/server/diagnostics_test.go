@@ -130,6 +130,7 @@ func (d *deployWorld) untouched(t *testing.T, agent, rev string) func() {
 // and the fake gateway: running, Slack configured / rejected /
 // disconnected, stopped, crashed; unknown revisions are 404.
 func TestDiagnostics(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDiagWorld(t, url)
 		e := d.e
@@ -240,6 +241,7 @@ func TestDiagnostics(t *testing.T) {
 // TestDiagnosticsEvidence: a driver that fails, or answers anything but
 // bounded checks of the revision asked for, gives 503 without its words.
 func TestDiagnosticsEvidence(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.e
@@ -312,6 +314,7 @@ func TestDiagnosticsEvidence(t *testing.T) {
 // exact Agent and revision; a grant on another revision or Agent is not
 // enough, and every denial is audited.
 func TestDiagnosticsPermissions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.e

@@ -37,7 +37,7 @@ const dockerCrashRounds = 20
 // parallel (after the package's serial tests): most of its time is spent
 // waiting for containers and gateways.
 func TestDockerDeployCrashRestart(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs alone in this package (see TestMain).
 	rounds := dockerCrashRounds
 	if s := os.Getenv("OCC_TEST_DOCKER_CRASH_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -13,6 +13,7 @@ import (
 // occ can reach that holds the gateway image; otherwise the refusal names
 // the setting.
 func TestDockerDriverStart(t *testing.T) {
+	t.Parallel()
 	d := dockertest.Start(t)
 	image := d.GatewayImage(t)
 	env := func(host, image string) []string {

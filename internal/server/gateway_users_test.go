@@ -18,6 +18,7 @@ import (
 // them to pass through (0711) while its files stay 0600. Not root, the
 // gateways run as occ's user and the data directory stays 0700.
 func TestServedGatewaysRunAsUsersOfTheirOwn(t *testing.T) {
+	t.Parallel()
 	d, one := liveAgent(t, storetest.URL(t, "sqlite"), "one")
 	two, _ := d.newAgent(t, "two", true)
 	for _, a := range []string{one, two} {

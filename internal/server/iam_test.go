@@ -10,6 +10,7 @@ import (
 // TestIAMEndToEnd grants, restricts and revokes through the API and checks
 // what a key can then do.
 func TestIAMEndToEnd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		nsA := e.createNamespace("iam-a")

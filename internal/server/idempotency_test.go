@@ -11,6 +11,7 @@ import (
 )
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		first := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "idem"}, "Idempotency-Key", "k-1")
@@ -49,6 +50,7 @@ func TestIdempotencyKey(t *testing.T) {
 // second key (found by TestMutationSoak on PostgreSQL). Without the header
 // the same request succeeds.
 func TestIdempotencyKeyRefusedWhereNotReplayed(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	sp := e.call("POST", "/iam/service-principals", e.admin, map[string]any{"name": "keyed"})
 	if sp.Status != 201 {
@@ -87,6 +89,7 @@ func countNamed(items []any, name string) int {
 // installation key, not a plain hash a database reader could test guesses
 // of a Secret's value against.
 func TestIdempotencyDigestIsKeyed(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	ns := e.createNamespace("idem-secret")
 	body := `{"name":"tok","value":"short"}`

@@ -17,6 +17,7 @@ import (
 // with the builder's configuration: Docker 20.10's dockerd and Podman's
 // service, with and without --output.
 func TestCLIImageBuildLoad(t *testing.T) {
+	t.Parallel()
 	rtDir := t.TempDir()
 	installFakeRuntime(t, rtDir)
 	want := "openclaw-gateway:" + agentruntime.OpenClawVersion + "-node24.22.3"

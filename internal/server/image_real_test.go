@@ -24,6 +24,7 @@ import (
 // ships for glibc on x64: the empty base plus the libraries copied from
 // this machine are all they need.
 func TestRealGatewayImageRuns(t *testing.T) {
+	t.Parallel()
 	cache := cachetest.Runtime(t)
 	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)})
 	if err != nil {

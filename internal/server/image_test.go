@@ -216,6 +216,7 @@ func TestCLIImageBuildOCC(t *testing.T) {
 // --occ-binary without --occ and an existing output are refused before
 // anything is written.
 func TestCLIImageBuildRefusals(t *testing.T) {
+	t.Parallel()
 	rtDir := t.TempDir()
 	existing := filepath.Join(t.TempDir(), "x.tar")
 	if err := os.WriteFile(existing, []byte("keep"), 0o644); err != nil {

@@ -37,7 +37,7 @@ const kubeCrashRounds = 20
 // parallel (after the package's serial tests, beside the other parallel
 // ones): most of its time is spent waiting for Pods and gateways.
 func TestKubernetesDeployCrashRestart(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it runs alone in this package (see TestMain).
 	rounds := kubeCrashRounds
 	if s := os.Getenv("OCC_TEST_KUBE_CRASH_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)

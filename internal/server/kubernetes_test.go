@@ -14,6 +14,7 @@ import (
 // server occ can reach with credentials holding every permission the driver
 // needs; otherwise the refusal names the setting or the permissions.
 func TestKubernetesDriverStart(t *testing.T) {
+	t.Parallel()
 	c := kubetest.Start(t)
 	kube := func(kubeconfig string) []string {
 		return []string{"OCC_COMPUTE=kubernetes", "OCC_COMPUTE_KUBERNETES_KUBECONFIG=" + kubeconfig,

@@ -68,6 +68,7 @@ func closedByServer(t *testing.T, c net.Conn, deadline time.Time) string {
 // once http.readTimeout is over; one that stalls its headers is
 // disconnected without an answer.
 func TestStalledBodyIsCutOff(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t), shortReads)
 	addr := e.m.Addr()
 	for name, head := range map[string]string{
@@ -93,6 +94,7 @@ func TestStalledBodyIsCutOff(t *testing.T) {
 // limits.maxConnections are all disconnected, and a request sent after them
 // is served.
 func TestStalledConnectionsOverTheCap(t *testing.T) {
+	t.Parallel()
 	const limit, stalled = 10, 40
 	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t), shortReads,
 		withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxConnections = limit }))
@@ -120,6 +122,7 @@ func TestStalledConnectionsOverTheCap(t *testing.T) {
 // TestConnectionCap: while limits.maxConnections connections are open, the
 // next one is not served; it is as soon as one of them closes.
 func TestConnectionCap(t *testing.T) {
+	t.Parallel()
 	const limit = 3
 	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t),
 		withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxConnections = limit }))
@@ -173,6 +176,7 @@ func holdInFlight(t *testing.T, addr string) net.Conn {
 // open past http.writeTimeout and delivers the terminal event; while it is
 // open it does not count among the requests in flight.
 func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
+	t.Parallel()
 	const writeTimeout = 2 * time.Second
 	d := newDeployWorld(t, storetest.URL(t, "sqlite"), withLimits(func(l *config.Limits, h *config.HTTP) {
 		h.WriteTimeout, l.MaxInFlight = config.Duration(writeTimeout), 1
@@ -204,6 +208,7 @@ func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 // TestOversizedHeadersRefused: a request whose headers exceed
 // http.maxHeaderBytes is answered 431 and never reaches occ.
 func TestOversizedHeadersRefused(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t),
 		withLimits(func(_ *config.Limits, h *config.HTTP) { h.MaxHeaderBytes = 4096 }))
 	req, _ := http.NewRequest("GET", e.base+"/healthz", nil)

@@ -29,6 +29,7 @@ import (
 // OCC_TEST_LINEARIZABILITY_OPS sets the operations of each client (default
 // 60; 8 clients on 2 names).
 func TestReplicasLinearizable(t *testing.T) {
+	t.Parallel()
 	ops := 60
 	if s := os.Getenv("OCC_TEST_LINEARIZABILITY_OPS"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -43,6 +43,12 @@ func fakeGatewayBinary(t testing.TB) string {
 	return fakeGateway.path
 }
 
+// TestMain runs the package's tests. Every test runs in parallel with the
+// others (each boots its own occ on its own database, data directory and
+// ports) but for those that change the process environment (t.Setenv) and
+// the crash tests, which kill and restart occ for minutes against settle
+// deadlines: they run first, one at a time, as Go runs tests that do not
+// call t.Parallel.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if fakeGateway.dir != "" {

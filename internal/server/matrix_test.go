@@ -173,6 +173,7 @@ func fillPlaceholders(v any, get func(string) string) any {
 // are covered by declaring x-occ-authz; a new kind of path parameter needs a
 // fixture here.
 func TestPermissionMatrix(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		// A Backend and a Credential Gateway, so that the service account
 		// and credential source routes can succeed (a gateway-less server

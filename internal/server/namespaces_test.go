@@ -12,6 +12,7 @@ import (
 )
 
 func TestNamespaceLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 
@@ -103,6 +104,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 }
 
 func TestNamespaceReadyWithinTwoSeconds(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		r := e.call("POST", "/namespaces", e.admin, map[string]any{"name": "quick"})
@@ -116,6 +118,7 @@ func TestNamespaceReadyWithinTwoSeconds(t *testing.T) {
 // TestAuditFailsClosed: when the audit event cannot be written the
 // mutation fails with 503 and nothing is kept.
 func TestAuditFailsClosed(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		breakAudit(t, e)
@@ -139,6 +142,7 @@ func TestAuditFailsClosed(t *testing.T) {
 // initiator may refill it while it holds delete; once it lost delete,
 // another permitted caller takes over.
 func TestTeardownRetryAndTakeover(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		faulty := computetest.NewFaulty(mustLocal(t))
 		e := boot(t, url, faulty)

@@ -48,6 +48,7 @@ func chromiumBinary(t *testing.T) string {
 // agent:administer, a shared cookie planted by another Agent's host, and a
 // forged identity header are refused.
 func TestNativeAdminBrowser(t *testing.T) {
+	t.Parallel()
 	chromium := chromiumBinary(t)
 	cache := cachetest.Runtime(t)
 	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {

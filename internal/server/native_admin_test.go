@@ -204,6 +204,7 @@ func (w *adminWorld) get(t *testing.T, method, host, path string, header ...stri
 // TestNativeAdmin walks the availability statuses and the proxy's rules
 // against the fake gateway in trusted-proxy mode.
 func TestNativeAdmin(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		w := newAdminWorld(t, url)
 		e := w.e
@@ -467,6 +468,7 @@ func TestNativeAdmin(t *testing.T) {
 // TestNativeAdminDisabled: without the toggle the route says disabled (to
 // an administrator only) and sign-in sets no shared cookie.
 func TestNativeAdminDisabled(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.e

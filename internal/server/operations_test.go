@@ -55,6 +55,7 @@ func sample(text, name, labels string) float64 {
 // and /readyz, and Go's profiles (only there); every request leaves one access log line with its request
 // ID, principal, operation and status.
 func TestOperationsMetricsAndAccessLog(t *testing.T) {
+	t.Parallel()
 	logs := &lockedBuffer{}
 	d := newDeployWorld(t, storetest.URL(t, "sqlite"), recordLogs(logs), func(m *server.Main) { m.Config.Metrics.Listen = "127.0.0.1:0" })
 	e := d.e
@@ -155,6 +156,7 @@ func TestOperationsMetricsAndAccessLog(t *testing.T) {
 // no API, answers /healthz, /readyz and /metrics on metrics.listen; a
 // taken metrics port stops it before it starts.
 func TestWorkerHealthOnMetricsListener(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(gatewaytest.ReachableDir(t), "occ-data")
 	m, err := startMain(dir, "", "worker", func(m *server.Main) { m.Config.Metrics.Listen = "127.0.0.1:0" })
 	if err != nil {

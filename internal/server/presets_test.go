@@ -16,6 +16,7 @@ func withInstallationSettings(m *server.Main) {
 }
 
 func TestPresets(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil, withInstallationSettings)
 		ns := e.createNamespace("presets")

@@ -60,6 +60,7 @@ func allSame(statuses []int, want, n int) bool {
 // RATE_LIMITED with Retry-After, denied ones included, and write no audit
 // row; another principal is served meanwhile.
 func TestRateLimitPerPrincipal(t *testing.T) {
+	t.Parallel()
 	const burst = 5
 	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t), withLimits(func(l *config.Limits, _ *config.HTTP) {
 		l.RequestsPerSecondPerPrincipal, l.BurstPerPrincipal = 1, burst
@@ -97,6 +98,7 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 // are 429 RATE_LIMITED with Retry-After, unauthenticated ones included and
 // counted before authentication; another address is served meanwhile.
 func TestRateLimitPerClient(t *testing.T) {
+	t.Parallel()
 	const burst = 5
 	e := boot(t, storetest.URL(t, "sqlite"), newFakeCompute(t), withLimits(func(l *config.Limits, _ *config.HTTP) {
 		l.RequestsPerSecondPerClient, l.BurstPerClient = 1, burst
@@ -136,6 +138,7 @@ func (h heldDiagnoses) Diagnose(ctx context.Context, r compute.RevisionRef) (com
 // one more is 429 RATE_LIMITED with Retry-After 1; once they end, requests
 // are served again.
 func TestInFlightCap(t *testing.T) {
+	t.Parallel()
 	const limit = 2
 	held := heldDiagnoses{entered: make(chan struct{}, limit), release: make(chan struct{})}
 	release := sync.OnceFunc(func() { close(held.release) })

@@ -38,6 +38,7 @@ import (
 // rejects fails with RUNTIME_AUTHENTICATION_FAILED before any gateway
 // starts. It asserts no timing; it logs how long the deploy took.
 func TestRealDedicatedCodexLane(t *testing.T) {
+	t.Parallel()
 	cache := cachetest.Runtime(t)
 	began := time.Now()
 	progress := lineLogger(t)

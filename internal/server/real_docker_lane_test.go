@@ -41,6 +41,7 @@ import (
 // by the driver's own EnsureNamespace (what occ's first deploy does), so
 // the Configuration can name that address.
 func TestRealOpenClawDockerLane(t *testing.T) {
+	t.Parallel()
 	cache := cachetest.Runtime(t)
 	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
 		t.Fatalf("install the pinned runtime into %s: %v", cache, err)

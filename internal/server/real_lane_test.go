@@ -50,6 +50,7 @@ import (
 // 1.3 GB of memory; the Agents run one after the other, and every wait is
 // bounded in minutes.
 func TestRealOpenClawLane(t *testing.T) {
+	t.Parallel()
 	cache := cachetest.Runtime(t)
 	began := time.Now()
 	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)})

@@ -15,6 +15,7 @@ import (
 // of an Agent desired running is prepared again (the driver re-adopts or
 // restarts its gateway); the deployment result is untouched.
 func TestRestartResumesRunningAgents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		rev := d.deploy(t, d.agent)

@@ -15,6 +15,7 @@ import (
 // service account credentials and the installation's own keys too, and they
 // still decrypt afterwards.
 func TestRotateKeyReencryptsAccountCredentials(t *testing.T) {
+	t.Parallel()
 	fake := backendstest.New(t)
 	e := boot(t, storetest.URL(t, "sqlite"), nil, withBackend(fake.Backend("chatgpt-main")))
 	ns := e.createNamespace("rotate")

@@ -14,6 +14,7 @@ import (
 // bound Secrets and of the gateway token redacted, each read audited; who
 // may read is tested denied and allowed.
 func TestRuntimeLogs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDiagWorld(t, url)
 		e := d.e

@@ -168,6 +168,7 @@ func pgDump(t *testing.T, dbURL string) []byte {
 // the data directory, the server's logs, the audit log (API and table) and
 // every API response.
 func TestSecretCanary(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dbURL string) {
 		logs := &lockedBuffer{}
 		e := boot(t, dbURL, nil, recordLogs(logs))
@@ -373,6 +374,7 @@ func TestSecretCanary(t *testing.T) {
 // Secret's row (same or another Namespace) does not decrypt, while the
 // metadata of both still lists and reads.
 func TestSecretCiphertextBoundToRow(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, dbURL string) {
 		e := boot(t, dbURL, nil)
 		ctx := context.Background()
@@ -452,6 +454,7 @@ func TestSecretCiphertextBoundToRow(t *testing.T) {
 // are under the new primary with their versions unchanged, and new writes
 // use it. A row that cannot be decrypted is reported and left alone.
 func TestSecretRotateKey(t *testing.T) {
+	t.Parallel()
 	bin := buildOCC(t)
 	storetest.Each(t, func(t *testing.T, dbURL string) {
 		e := boot(t, dbURL, nil)

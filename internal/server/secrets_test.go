@@ -53,6 +53,7 @@ func checkMetadata(t *testing.T, s map[string]any) {
 }
 
 func TestSecretLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		ns := e.createNamespace("vault")
@@ -173,6 +174,7 @@ func TestSecretLifecycle(t *testing.T) {
 }
 
 func TestSecretValidation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		ns := e.createNamespace("rules")
@@ -258,6 +260,7 @@ func TestSecretValidation(t *testing.T) {
 }
 
 func TestSecretListPagingAndVisibility(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		ns := e.createNamespace("many")
@@ -325,6 +328,7 @@ func TestSecretListPagingAndVisibility(t *testing.T) {
 }
 
 func TestSecretIdempotentCreate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		ns := e.createNamespace("idem")

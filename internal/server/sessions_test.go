@@ -14,6 +14,7 @@ import (
 )
 
 func TestSessionsAndCSRF(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		e := boot(t, url, nil)
 		const admin = "admin@occ.local"
@@ -92,6 +93,7 @@ func TestSessionsAndCSRF(t *testing.T) {
 // stays locked out of that account even with the right password, and the
 // owner, from another address, signs in.
 func TestSignInBurst(t *testing.T) {
+	t.Parallel()
 	const burst, limit = 24, 10 // limit: auth.signInFailuresPerAccount's default
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	const admin = "admin@occ.local"

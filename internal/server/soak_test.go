@@ -45,6 +45,7 @@ import (
 // see owned); workspace files need a running gateway too.
 // OCC_TEST_SOAK_ROUNDS sets the rounds of each database (default 50).
 func TestMutationSoak(t *testing.T) {
+	t.Parallel()
 	rounds := 50
 	if s := os.Getenv("OCC_TEST_SOAK_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -21,6 +21,7 @@ import (
 // a fixed code, and the Agent keeps its selections. Warnings name admitted
 // plugins only.
 func TestDeployPluginChecks(t *testing.T) {
+	t.Parallel()
 	catalogs := func(m *server.Main) {
 		m.Config.PluginCatalogs = []config.PluginCatalog{{ID: "curated", Plugins: []string{"acme@curated", "beta@curated"}}}
 	}
@@ -76,6 +77,7 @@ func TestDeployPluginChecks(t *testing.T) {
 // selections yet, so a revision selecting one (even from a catalog) fails
 // with PLUGIN_SELECTION_UNSUPPORTED instead of starting without it.
 func TestLocalDriverRunsNoPlugins(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
 		m.Config.PluginCatalogs = []config.PluginCatalog{{ID: "curated", Plugins: []string{"acme@curated"}}}
 	})
@@ -97,6 +99,7 @@ func TestLocalDriverRunsNoPlugins(t *testing.T) {
 // create and the first deploy) fail the startup with WORKSPACE_SETUP_FAILED
 // before any gateway starts; files prepared for the current defaults start.
 func TestDeployWorkspaceDefaultsCheck(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.e
@@ -142,6 +145,7 @@ func TestDeployWorkspaceDefaultsCheck(t *testing.T) {
 // is admitted and no gateway starts. The same Agent switched to embedded
 // deploys.
 func TestLocalDriverRefusesDedicated(t *testing.T) {
+	t.Parallel()
 	e := boot(t, storetest.URL(t, "sqlite"), nil)
 	d := &deployWorld{agentWorld: &agentWorld{e: e, ns: e.createNamespace("dedicated")}}
 	d.secret = e.call("POST", d.path("/secrets"), e.admin, map[string]any{"name": "k", "value": "sk-x"}).data()["id"].(string)

@@ -95,6 +95,7 @@ func heldDeployWorld(t *testing.T, url string, opts ...func(*server.Main)) (*dep
 // another database handle, as another occ replica) still reaches the
 // stream: it is announced, not polled.
 func TestDeploymentStreamWakesOnChange(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d, rev := heldDeployWorld(t, url, withStreams(16, 5*time.Minute, 5*time.Minute))
 		s, r := d.openStream(t, d.e.admin, rev)
@@ -143,6 +144,7 @@ func fail(t *testing.T, st *store.Store, ns, agent, rev string) {
 // revoked while its stream is open gets one error event and the end of
 // the stream at the next recheck; the administrator's stream goes on.
 func TestDeploymentStreamEndsWhenPermissionLost(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d, rev := heldDeployWorld(t, url, withStreams(16, 50*time.Millisecond, 50*time.Millisecond))
 		reader, readerID := d.e.principal(grant{perms: []occ.Permission{occ.P(occ.KindAgentRevision, occ.ActionRead)}, namespace: d.ns})
@@ -192,6 +194,7 @@ func TestDeploymentStreamEndsWhenPermissionLost(t *testing.T) {
 // RATE_LIMITED and Retry-After while another principal (in another
 // Namespace binding) is served, and closing a stream frees its slot.
 func TestDeploymentStreamCap(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d, rev := heldDeployWorld(t, url, withStreams(2, 5*time.Minute, 5*time.Minute))
 		read := []occ.Permission{occ.P(occ.KindAgentRevision, occ.ActionRead)}

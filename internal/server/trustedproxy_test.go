@@ -15,6 +15,7 @@ import (
 // own sign-in limits; without it every X-Forwarded-For is ignored, so the
 // two share the proxy's.
 func TestTrustedProxy(t *testing.T) {
+	t.Parallel()
 	const burst = 5
 	const first, second = "203.0.113.1", "198.51.100.2, 203.0.113.2" // the second through another hop
 	for _, trusted := range []bool{true, false} {

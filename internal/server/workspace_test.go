@@ -12,6 +12,7 @@ import (
 // TestLiveWorkspaceFiles reads and writes the four files through a running
 // (fake) gateway, with the seed's error table.
 func TestLiveWorkspaceFiles(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d, agent := liveAgent(t, url, "files")
 		e := d.e
@@ -121,6 +122,7 @@ func padded(body string, n int) string {
 // when only the outcome cannot, the file is written and the intent stays
 // (503 UNKNOWN_OUTCOME): no change is ever unaudited.
 func TestWorkspaceWriteIsAuditedBeforeItHappens(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		d, agent := liveAgent(t, url, "intent")
 		e := d.e

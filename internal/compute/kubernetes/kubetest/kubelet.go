@@ -247,14 +247,12 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 		fp.kill()
 		return nil, err
 	}
-	// In a goroutine of its own: ForwardPodPort ends the goroutine that
-	// calls it when it fails (a namespace being deleted meanwhile).
-	forwarded := make(chan struct{})
-	go func() {
-		defer close(forwarded)
-		k.c.ForwardPodPort(k.t, p.Namespace, p.Name, int32(c.Ports[0].ContainerPort), "127.0.0.1:"+strconv.Itoa(port))
-	}()
-	<-forwarded
+	// A Pod deleted meanwhile (a rollout, a namespace deleted) is no
+	// failure: the next sync stops its gateway.
+	err = k.c.forwardPodPort(k.t, p.Namespace, p.Name, int32(c.Ports[0].ContainerPort), "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil && !errors.Is(err, errPodGone) {
+		k.t.Error(err)
+	}
 	return fp, nil
 }
 

@@ -44,26 +44,38 @@ var portForwardResource = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Ve
 // dials the Pod's IP, which kwok invents and nothing answers.
 func (c *Cluster) ForwardPodPort(t testing.TB, namespace, pod string, port int32, target string) {
 	t.Helper()
+	if err := c.forwardPodPort(t, namespace, pod, port, target); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errPodGone: the Pod was deleted before its port-forward worked (the
+// stand-in kubelet's Pods come and go with rollouts).
+var errPodGone = errors.New("kubetest: the Pod is gone")
+
+// forwardPodPort is ForwardPodPort with its failure returned; a Pod deleted
+// meanwhile is errPodGone.
+func (c *Cluster) forwardPodPort(t testing.TB, namespace, pod string, port int32, target string) error {
 	if len(c.nodes) == 0 {
-		t.Fatal("kubetest: ForwardPodPort needs a cluster started WithNodes")
+		return errors.New("kubetest: ForwardPodPort needs a cluster started WithNodes")
 	}
 	if _, _, err := net.SplitHostPort(target); err != nil {
-		t.Fatalf("kubetest: ForwardPodPort target %q: %v", target, err)
+		return fmt.Errorf("kubetest: ForwardPodPort target %q: %w", target, err)
 	}
 	r, err := newRelay(target)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	t.Cleanup(r.close)
 	client, err := dynamic.NewForConfig(c.admin)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	api := client.Resource(portForwardResource).Namespace(namespace)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := addForward(ctx, api, namespace, pod, port, r.port()); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -78,14 +90,17 @@ func (c *Cluster) ForwardPodPort(t testing.TB, namespace, pod string, port int32
 		err := c.probePortForward(ctx, namespace, pod, port, r)
 		if err == nil {
 			r.relaying()
-			return
+			return nil
+		}
+		if strings.Contains(err.Error(), fmt.Sprintf("pods %q not found", pod)) {
+			return fmt.Errorf("%w: port-forward to %s/%s:%d: %v", errPodGone, namespace, pod, port, err)
 		}
 		if !strings.Contains(err.Error(), "no forward found") && !strings.Contains(err.Error(), "not found for port") {
-			t.Fatalf("kubetest: port-forward to %s/%s:%d: %v", namespace, pod, port, err)
+			return fmt.Errorf("kubetest: port-forward to %s/%s:%d: %w", namespace, pod, port, err)
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("kubetest: kwok did not use the PortForward for %s/%s:%d in time: %v", namespace, pod, port, err)
+			return fmt.Errorf("kubetest: kwok did not use the PortForward for %s/%s:%d in time: %w", namespace, pod, port, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
