@@ -41,7 +41,9 @@ func newTransport(t testing.TB, o ssh.TransportOptions) *ssh.Transport {
 	return tr
 }
 
-func target(h *sshtest.Host) ssh.Host { return ssh.Host{Address: h.Address, Port: h.Port, User: "root"} }
+func target(h *sshtest.Host) ssh.Host {
+	return ssh.Host{Address: h.Address, Port: h.Port, User: "root"}
+}
 
 // newKeyPair is a fresh ed25519 key: its private key in OpenSSH format
 // and its public key.
