@@ -154,6 +154,11 @@ func (t *Transport) dial(ctx context.Context, h Host) (*xssh.Client, error) {
 // nothing. The lock is held by flock for the shell's life: it is released
 // when the script ends, however occ's side ended.
 func (t *Transport) Run(ctx context.Context, h Host, script string) ([]byte, error) {
+	return t.RunBounded(ctx, h, script, t.o.MaxOutput)
+}
+
+// RunBounded is Run reading at most maxOutput bytes of standard output.
+func (t *Transport) RunBounded(ctx context.Context, h Host, script string, maxOutput int) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.o.OperationTimeout)
 	defer cancel()
 	c, err := t.dial(ctx, h)
@@ -166,7 +171,7 @@ func (t *Transport) Run(ctx context.Context, h Host, script string) ([]byte, err
 		return nil, fail(occ.SSHHostUnreachable, fmt.Errorf("open a session on %s: %w", h.hostport(), err))
 	}
 	defer s.Close()
-	stdout := &capWriter{max: t.o.MaxOutput}
+	stdout := &capWriter{max: maxOutput}
 	stderr := &tailWriter{max: maxStderr}
 	s.Stdout, s.Stderr = stdout, stderr
 	s.Stdin = strings.NewReader("occ_operation() {\nset -eu\n" + script + "\n}\nocc_operation\n")
@@ -187,7 +192,7 @@ func (t *Transport) Run(ctx context.Context, h Host, script string) ([]byte, err
 		return nil, fail(occ.SSHOperationTimeout, fmt.Errorf("an operation on %s ran past %s", h.hostport(), t.o.OperationTimeout))
 	}
 	if stdout.over {
-		return nil, fail(occ.SSHOutputTooLarge, fmt.Errorf("an operation on %s printed more than %d bytes", h.hostport(), t.o.MaxOutput))
+		return nil, fail(occ.SSHOutputTooLarge, fmt.Errorf("an operation on %s printed more than %d bytes", h.hostport(), maxOutput))
 	}
 	var exit *xssh.ExitError
 	switch {

@@ -272,3 +272,6 @@ func BenchmarkTransportRun(b *testing.B) {
 		}
 	}
 }
+
+// marshal is a public key's authorized_keys form.
+func marshal(k xssh.PublicKey) []byte { return xssh.MarshalAuthorizedKey(k) }
