@@ -345,4 +345,3 @@ func (h Host) endpointAddress() string {
 	}
 	return h.Address
 }
-

@@ -315,7 +315,9 @@ func TestDriverHostErrors(t *testing.T) {
 	if compute.PermanentCode(err) != occ.SSHHostKeyMismatch {
 		t.Fatalf("EnsureNamespace on a host with another key = %v; want %s", err, occ.SSHHostKeyMismatch)
 	}
-	down := open(t, func(o *ssh.Options) { o.Hosts = map[string]ssh.Host{"team": {Address: "127.0.0.1", Port: 1, User: "root"}} })
+	down := open(t, func(o *ssh.Options) {
+		o.Hosts = map[string]ssh.Host{"team": {Address: "127.0.0.1", Port: 1, User: "root"}}
+	})
 	_, err = down.EnsureNamespace(context.Background(), compute.NamespaceRef{ID: occ.NewID(occ.PrefixNamespace), Name: "team"})
 	if !errors.Is(err, compute.ErrUnavailable) || ssh.CodeOf(err) != occ.SSHHostUnreachable {
 		t.Fatalf("EnsureNamespace on an unreachable host = %v; want %s, unavailable", err, occ.SSHHostUnreachable)
