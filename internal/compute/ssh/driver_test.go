@@ -323,3 +323,23 @@ func TestDriverHostErrors(t *testing.T) {
 		t.Fatalf("EnsureNamespace on an unreachable host = %v; want %s, unavailable", err, occ.SSHHostUnreachable)
 	}
 }
+
+// TestPreflight: the test host has everything; a gateway command that is
+// not there, or a host whose key is not the known one, stops occ with the
+// setting named.
+func TestPreflight(t *testing.T) {
+	h := testHost(t)
+	if err := open(t).Preflight(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	err := open(t, func(o *ssh.Options) { o.Command = []string{"/opt/node/bin/node", "/opt/openclaw/openclaw.mjs"} }).Preflight(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "compute.ssh.hosts.") || !strings.Contains(err.Error(), "missing file /opt/node/bin/node (compute.ssh.runtime)") {
+		t.Fatalf("Preflight without the runtime = %v; want the missing files named", err)
+	}
+	_, other := newKeyPair(t)
+	wrong := writeFile(t, "known_hosts", []byte(fmt.Sprintf("[%s]:%d %s", h.Address, h.Port, marshal(other))))
+	err = open(t, func(o *ssh.Options) { o.KnownHostsFile = wrong }).Preflight(context.Background())
+	if ssh.CodeOf(err) != occ.SSHHostKeyMismatch || !strings.Contains(err.Error(), "compute.ssh.hosts.") {
+		t.Fatalf("Preflight with another host key = %v; want %s naming the host", err, occ.SSHHostKeyMismatch)
+	}
+}
