@@ -55,10 +55,24 @@ type Host struct {
 // Root is the host's file system seen from this machine.
 func (h *Host) Root() string { return filepath.Join(h.Dir, "root") }
 
+// Option changes how a host boots.
+type Option func(*options)
+
+type options struct {
+	bindRO []string
+}
+
+// BindReadOnly makes a directory of this machine visible read-only at the
+// same path on the host (systemd-nspawn --bind-ro), e.g. the pinned
+// runtime of OCC_TEST_RUNTIME_CACHE.
+func BindReadOnly(dir string) Option {
+	return func(o *options) { o.bindRO = append(o.bindRO, dir) }
+}
+
 // Start boots a host stopped when the test ends.
-func Start(t testing.TB) *Host {
+func Start(t testing.TB, opts ...Option) *Host {
 	t.Helper()
-	h, err := New()
+	h, err := New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +82,11 @@ func Start(t testing.TB) *Host {
 
 // New boots a host and waits until its systemd finished starting up and
 // root can log in over SSH (120 s at most).
-func New() (*Host, error) {
+func New(opts ...Option) (*Host, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	base, err := cachedRoot()
 	if err != nil {
 		return nil, err
@@ -103,8 +121,12 @@ func New() (*Host, error) {
 		return fail(err)
 	}
 	defer log.Close()
-	h.cmd = exec.Command(nspawn, "--quiet", "-D", h.Root(), "--boot", "--register=no", "--keep-unit", "--console=pipe",
-		"--machine", fmt.Sprintf("occ-ssh-%d", h.Port))
+	args := []string{"--quiet", "-D", h.Root(), "--boot", "--register=no", "--keep-unit", "--console=pipe",
+		"--machine", fmt.Sprintf("occ-ssh-%d", h.Port)}
+	for _, d := range o.bindRO {
+		args = append(args, "--bind-ro="+d)
+	}
+	h.cmd = exec.Command(nspawn, args...)
 	h.cmd.Stdout, h.cmd.Stderr = log, log
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	fmt.Fprintf(os.Stderr, "sshtest: starting the test host's systemd (systemd-nspawn --boot) and its sshd on %s:%d (root copied in %s)\n",
