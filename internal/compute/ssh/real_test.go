@@ -145,4 +145,3 @@ func awaitReadyWithin(t *testing.T, d compute.Driver, spec compute.RevisionSpec,
 		time.Sleep(time.Second)
 	}
 }
-
