@@ -30,6 +30,9 @@ func testHost(t testing.TB) *sshtest.Host {
 }
 
 func TestMain(m *testing.M) {
+	if job := os.Getenv(crashChildEnv); job != "" {
+		os.Exit(crashChild(job))
+	}
 	code := m.Run()
 	if host.h != nil {
 		host.h.Stop()
