@@ -222,4 +222,3 @@ func checkHost(t *testing.T, h interface {
 		}
 	}
 }
-
