@@ -30,8 +30,10 @@ func (m *Main) sshDriver() (compute.Driver, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), preflightTimeout)
 	defer cancel()
 	if err := d.Preflight(ctx); err != nil {
+		d.Close()
 		return nil, fmt.Errorf("ssh compute driver preflight: %w", err)
 	}
+	m.closers = append(m.closers, d.Close)
 	m.Logger.Info("ssh hosts ready", "hosts", len(hosts))
 	return d, nil
 }

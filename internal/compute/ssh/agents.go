@@ -321,8 +321,8 @@ func (d *Driver) DeleteAgent(ctx context.Context, a compute.AgentRef) error {
 	return err
 }
 
-// GatewayEndpoint is the running gateway's address (the host's address
-// and the Agent's port) and token, read from the host.
+// GatewayEndpoint is the running gateway's endpoint (through the tunnel
+// to its port on the host, tunnel.go) and token, read from the host.
 func (d *Driver) GatewayEndpoint(ctx context.Context, a compute.AgentRef) (compute.Endpoint, bool) {
 	if a.Validate() != nil {
 		return compute.Endpoint{}, false
@@ -331,17 +331,15 @@ func (d *Driver) GatewayEndpoint(ctx context.Context, a compute.AgentRef) (compu
 	if err != nil || !ok || st.running == "" || !st.serving(st.running) || st.token == "" {
 		return compute.Endpoint{}, false
 	}
-	return d.endpoint(h, st), true
+	ep, err := d.endpoint(h, st)
+	return ep, err == nil
 }
 
-func (d *Driver) endpoint(h Host, st agentState) compute.Endpoint {
-	return compute.Endpoint{URL: "ws://" + h.endpointAddress() + ":" + strconv.Itoa(st.port), Token: st.token, RevisionID: st.running}
-}
-
-// endpointAddress is where occ reaches a gateway of the host.
-func (h Host) endpointAddress() string {
-	if strings.Contains(h.Address, ":") {
-		return "[" + h.Address + "]"
+// endpoint is the Agent's endpoint, its tunnel made sure of.
+func (d *Driver) endpoint(h Host, st agentState) (compute.Endpoint, error) {
+	addr, err := d.tun.ensure(h, st.port)
+	if err != nil {
+		return compute.Endpoint{}, err
 	}
-	return h.Address
+	return compute.Endpoint{URL: "ws://" + addr, Token: st.token, RevisionID: st.running}, nil
 }

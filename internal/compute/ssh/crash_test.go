@@ -89,6 +89,7 @@ func TestCrashRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer d.Close()
 	ctx := context.Background()
 	ns := compute.NamespaceRef{ID: occ.NewID(occ.PrefixNamespace), Name: "team"}
 	if _, err := d.EnsureNamespace(ctx, ns); err != nil {
@@ -162,6 +163,7 @@ func TestCrashRounds(t *testing.T) {
 			}
 		}
 		checkHost(t, h, o)
+		d2.Close()
 	}
 	for _, a := range agents {
 		if _, ok := accounts(t, h)[d.User(a)]; ok || exists(h, d.UnitPath(a)) || exists(h, d.Paths(a).Dir) {

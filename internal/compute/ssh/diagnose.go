@@ -76,8 +76,12 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	default:
 		return unknown(CheckUnit, CheckHealthz, CheckStartupz, CheckReadyz)
 	}
+	ep, err := d.endpoint(h, st)
+	if err != nil {
+		return unknown(CheckHealthz, CheckStartupz, CheckReadyz)
+	}
 	pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
-	hp, perr := gateway.Probe(pctx, "http://"+strings.TrimPrefix(d.endpoint(h, st).URL, "ws://"))
+	hp, perr := gateway.Probe(pctx, "http://"+strings.TrimPrefix(ep.URL, "ws://"))
 	pcancel()
 	out.Checks = append(out.Checks, compute.ProbeChecks(hp, perr, func(name, status, code string) compute.Check {
 		return check(ComponentGateway, name, status, code)

@@ -16,6 +16,7 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/ssh"
 	"github.com/openclaw/occ/internal/compute/ssh/sshtest"
+	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -341,5 +342,46 @@ func TestPreflight(t *testing.T) {
 	err = open(t, func(o *ssh.Options) { o.KnownHostsFile = wrong }).Preflight(context.Background())
 	if ssh.CodeOf(err) != occ.SSHHostKeyMismatch || !strings.Contains(err.Error(), "compute.ssh.hosts.") {
 		t.Fatalf("Preflight with another host key = %v; want %s naming the host", err, occ.SSHHostKeyMismatch)
+	}
+}
+
+// TestTunnel: occ reaches a gateway (listening on the host's loopback
+// only) through the SSH connection, at a loopback address of its own that
+// every driver instance gives alike; when the instance that listened
+// closes, the next one to give the endpoint serves it.
+func TestTunnel(t *testing.T) {
+	d1 := open(t)
+	ctx := context.Background()
+	ns := compute.NamespaceRef{ID: occ.NewID(occ.PrefixNamespace), Name: "team"}
+	if _, err := d1.EnsureNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = d1.DeleteNamespace(context.Background(), ns) })
+	a := compute.AgentRef{NamespaceID: ns.ID, AgentID: occ.NewID(occ.PrefixAgent)}
+	awaitReady(t, d1, spec(a, 1))
+	ep1, ok := d1.GatewayEndpoint(ctx, a)
+	if !ok || !strings.HasPrefix(ep1.URL, "ws://127.77.") {
+		t.Fatalf("endpoint %+v; want the tunnel's loopback address", ep1)
+	}
+	d2 := open(t)
+	ep2, ok := d2.GatewayEndpoint(ctx, a)
+	if !ok || ep2 != ep1 {
+		t.Fatalf("endpoint from another instance = %+v; want %+v", ep2, ep1)
+	}
+	probe := func() error {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_, err := gateway.Probe(pctx, "http://"+strings.TrimPrefix(ep1.URL, "ws://"))
+		return err
+	}
+	if err := probe(); err != nil {
+		t.Fatalf("probe through the tunnel: %v", err)
+	}
+	d1.Close()
+	if _, ok := d2.GatewayEndpoint(ctx, a); !ok {
+		t.Fatal("no endpoint after the first instance closed")
+	}
+	if err := probe(); err != nil {
+		t.Fatalf("probe through the second instance's tunnel: %v", err)
 	}
 }

@@ -96,5 +96,6 @@ func open(t testing.TB, edit ...func(*ssh.Options)) *ssh.Driver {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { d.Close() })
 	return d
 }

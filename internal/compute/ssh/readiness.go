@@ -40,7 +40,11 @@ func (d *Driver) readiness(ctx context.Context, h Host, spec compute.RevisionSpe
 	d.mu.Lock()
 	verified := d.verified[spec.AgentRef] == st.workload()
 	d.mu.Unlock()
-	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: d.endpoint(h, st), Document: spec.Document, ProbeModel: !verified,
+	ep, err := d.endpoint(h, st)
+	if err != nil {
+		return compute.Readiness{}, err
+	}
+	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified,
 		Report: spec.Report, ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
 	if err != nil {
 		return r, err

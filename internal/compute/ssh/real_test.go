@@ -41,6 +41,7 @@ func TestRealOpenClaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer d.Close()
 	if err := d.Preflight(t.Context()); err != nil {
 		t.Fatal(err)
 	}

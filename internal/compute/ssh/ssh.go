@@ -74,8 +74,9 @@ type Options struct {
 
 // Driver is the SSH Compute Driver.
 type Driver struct {
-	o Options
-	t *Transport
+	o   Options
+	t   *Transport
+	tun *tunnels
 
 	mu sync.Mutex
 	// nsHost caches the host of a Namespace ID (its namespace.json).
@@ -136,7 +137,13 @@ func New(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh compute driver: %w", err)
 	}
-	return &Driver{o: o, t: t, nsHost: map[string]string{}, verified: map[compute.AgentRef]string{}}, nil
+	return &Driver{o: o, t: t, tun: newTunnels(t), nsHost: map[string]string{}, verified: map[compute.AgentRef]string{}}, nil
+}
+
+// Close stops the driver's tunnels; the gateways keep running.
+func (d *Driver) Close() error {
+	d.tun.close()
+	return nil
 }
 
 // Name implements compute.Driver.
