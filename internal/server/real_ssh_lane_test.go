@@ -156,4 +156,3 @@ func driverPaths(t *testing.T, s config.SSHCompute, ref compute.AgentRef) ssh.Ag
 	defer d.Close()
 	return d.Paths(ref)
 }
-
