@@ -25,9 +25,10 @@ import (
 // --compute ssh, and a fake model provider on loopback (the host shares
 // this machine's network). The Agent's harness method is runtime: the
 // operator writes the provider key into the Agent's environment file on
-// the host before the first deploy; occ never holds it. Through the HTTP
-// API the Agent deploys to succeeded (the gateway's model probe with the
-// operator's key), its workspace files are written and read live through
+// the host before the first deploy; occ never holds it and runs no model
+// probe (the seed). Through the HTTP API the Agent deploys to succeeded
+// (the gateway's process readiness; its environment holds the operator's
+// key, the provider saw no request), its workspace files are written and read live through
 // occ (and are in its workspace on the host), it stops (unit inactive,
 // tree kept), deploys again with its workspace, and is deleted (account,
 // tree and unit gone from the host). It asserts no timing.
@@ -87,12 +88,19 @@ func TestRealOpenClawSSHLane(t *testing.T) {
 		t.Fatalf("first deployment = %v; provider saw %v", st, prov.Requests())
 	}
 	t.Logf("revision 1 succeeded %s after the request", time.Since(began).Round(time.Millisecond))
-	if prov.Count("Bearer "+key) == 0 {
-		t.Errorf("the gateway never called the provider with the operator's key: %v", prov.Requests())
+	// The runtime method: occ ran no model probe (the seed), so the
+	// provider saw nothing; the operator's key is in the gateway's
+	// environment, from the host's file.
+	if n := len(prov.Requests()); n != 0 {
+		t.Errorf("the provider saw %d requests during a runtime-method deploy; want none (no model probe): %v", n, prov.Requests())
 	}
 	unit := ssh.UnitName(ref)
 	if out, err := h.Run("systemctl is-active " + unit); err != nil || strings.TrimSpace(out) != "active" {
 		t.Fatalf("unit %s: %q, %v", unit, out, err)
+	}
+	if out, err := h.Run("tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value " + unit + ")/environ"); err != nil ||
+		!strings.Contains("\n"+out, "\nFAKEPROV_API_KEY="+key+"\n") {
+		t.Fatalf("the gateway's environment lacks the operator's key (%v)", err)
 	}
 	for _, f := range []string{"/etc/systemd/system/" + unit, paths.Dir + "/agent.json", paths.Dir + "/revisions/" + rev1 + "/openclaw.json"} {
 		b, err := os.ReadFile(filepath.Join(h.Root(), f))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/compute/ssh"
 	"github.com/openclaw/occ/internal/compute/ssh/sshtest"
 	"github.com/openclaw/occ/internal/gateway"
@@ -383,5 +384,27 @@ func TestTunnel(t *testing.T) {
 	}
 	if err := probe(); err != nil {
 		t.Fatalf("probe through the second instance's tunnel: %v", err)
+	}
+}
+
+// TestRuntimeMethodRunsNoModelProbe: with the runtime harness method the
+// credentials are the operator's and occ runs no model probe (the seed):
+// a gateway whose provider would reject the key is ready on its own
+// probes, and the gateway logged no model probe. Without the method the
+// same revision is held (the conformance suite's RejectedCredentialIsHeld).
+func TestRuntimeMethodRunsNoModelProbe(t *testing.T) {
+	d := open(t)
+	ctx := context.Background()
+	ns := compute.NamespaceRef{ID: occ.NewID(occ.PrefixNamespace), Name: "team"}
+	if _, err := d.EnsureNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = d.DeleteNamespace(context.Background(), ns) })
+	a := compute.AgentRef{NamespaceID: ns.ID, AgentID: occ.NewID(occ.PrefixAgent)}
+	s := computetest.FakeGatewayRejectCredential(spec(a, 1))
+	s.HarnessAuthMethod = occ.HarnessRuntime
+	awaitReady(t, d, s)
+	if n := computetest.FakeGatewayModelProbes(t, d, s.RevisionRef); n != 0 {
+		t.Fatalf("the gateway answered %d model probes for a runtime-method revision; want none", n)
 	}
 }

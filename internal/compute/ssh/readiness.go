@@ -20,7 +20,8 @@ const (
 )
 
 // readiness reads the unit's state and, once it runs the revision, the
-// gateway's probes and (once per process) its model credential.
+// gateway's probes and (once per process, not for the runtime harness
+// method) its model credential.
 func (d *Driver) readiness(ctx context.Context, h Host, spec compute.RevisionSpec, st agentState) (compute.Readiness, error) {
 	starting := compute.Readiness{PendingReason: occ.PendingGatewayStarting}
 	failed := compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: "process", CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}
@@ -44,7 +45,10 @@ func (d *Driver) readiness(ctx context.Context, h Host, spec compute.RevisionSpe
 	if err != nil {
 		return compute.Readiness{}, err
 	}
-	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified,
+	// The runtime method's credentials are the operator's: occ runs no
+	// model probe on them (the seed), only the gateway's own probes.
+	probe := !verified && spec.HarnessAuthMethod != occ.HarnessRuntime
+	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: probe,
 		Report: spec.Report, ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
 	if err != nil {
 		return r, err
