@@ -71,7 +71,10 @@ func fakeGateway(t testing.TB) string {
 	return fake.path
 }
 
-// testStateRoot is the drivers' state root on the test host.
+// testStateRoot is the drivers' state root on the test host. Gateway
+// ports of the tests on this machine (the hosts share its network) are
+// disjoint: 47100-47499 here, 47500-47599 TestCrashRounds, 47600-47699
+// TestRealOpenClaw, 47800-47999 internal/server's SSH lanes.
 const testStateRoot = "/var/lib/occ-test"
 
 // options are a driver's options on the test host: every Namespace name
@@ -82,7 +85,7 @@ func options(t testing.TB) ssh.Options {
 	return ssh.Options{IdentityFile: h.IdentityFile, KnownHostsFile: h.KnownHostsFile,
 		Hosts:   map[string]ssh.Host{"conformance": hst, "default": hst, "team": hst},
 		Command: []string{fakeGateway(t)}, UserPrefix: "occ", StateRoot: testStateRoot, UnitDir: "/etc/systemd/system",
-		PortStart: 47100, PortEnd: 47999}
+		PortStart: 47100, PortEnd: 47499}
 }
 
 // open returns a driver on the test host; edit changes its options first.
