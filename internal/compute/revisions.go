@@ -46,9 +46,14 @@ type RevisionSpec struct {
 	RevisionRef
 	Number             int64
 	ServicePrincipalID string
-	ExecutionMode      string         // embedded | dedicated
-	Document           map[string]any // the frozen native Configuration document
-	Env                map[string]string
+	ExecutionMode      string // embedded | dedicated
+	// HarnessAuthMethod is the revision's harness authentication method
+	// (occ.Harness*), "" when it has none. With occ.HarnessRuntime the
+	// credentials are the operator's, on the place that runs the gateway:
+	// occ runs no model probe of its own (the seed).
+	HarnessAuthMethod string
+	Document          map[string]any // the frozen native Configuration document
+	Env               map[string]string
 	// HarnessEnv is the secret environment of a dedicated revision's
 	// harness (the Codex app-server), never given to its gateway: its
 	// credential in HarnessAPIKeyEnv or HarnessAccessTokenEnv, and, for

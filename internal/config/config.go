@@ -130,6 +130,88 @@ type Compute struct {
 	Kubernetes KubernetesCompute `yaml:"kubernetes"`
 	// Docker configures the docker driver.
 	Docker DockerCompute `yaml:"docker"`
+	// SSH configures the ssh driver.
+	SSH SSHCompute `yaml:"ssh"`
+}
+
+// SSHCompute configures the ssh compute driver: how occ logs in to the
+// hosts (as root, with a key, checking each host's key against a
+// known_hosts file), the host of each Namespace, where the runtime is on
+// the hosts and where occ keeps its state there. Validated when
+// compute.driver is ssh; docs/SSH.md explains each setting.
+type SSHCompute struct {
+	// IdentityFile is occ's private key (OpenSSH or PEM, no passphrase).
+	// Required.
+	IdentityFile string `yaml:"identityFile"`
+	// KnownHostsFile names every host's key (strict checking, no trust
+	// on first use). Required.
+	KnownHostsFile string `yaml:"knownHostsFile"`
+	// ConnectTimeout bounds connecting to a host. Default 10s; 1s..2m.
+	ConnectTimeout Duration `yaml:"connectTimeout"`
+	// OperationTimeout bounds one operation on a host, waiting for its
+	// lock included. Default 3m; 10s..10m.
+	OperationTimeout Duration `yaml:"operationTimeout"`
+	// Hosts maps a Namespace name to the host its Agents run on (file
+	// only). At least one.
+	Hosts map[string]SSHHost `yaml:"hosts"`
+	// Runtime is where the gateway's runtime and occ's files are on the
+	// hosts.
+	Runtime SSHRuntime `yaml:"runtime"`
+	// PortRange bounds the gateways' ports on a host.
+	PortRange SSHPortRange `yaml:"portRange"`
+}
+
+// SSHHost is one host of the ssh driver.
+type SSHHost struct {
+	// Address is the host's name or IP address. Required.
+	Address string `yaml:"address"`
+	// Port is its SSH port. Default (0) 22.
+	Port int `yaml:"port"`
+	// User is the account occ logs in as: root (the default), as occ
+	// makes accounts and units and uses no sudo.
+	User string `yaml:"user"`
+}
+
+// The defaults of a host's settings.
+const (
+	DefaultSSHPort = 22
+	DefaultSSHUser = "root"
+)
+
+// Resolved is the host with its defaults filled in.
+func (h SSHHost) Resolved() SSHHost {
+	if h.Port == 0 {
+		h.Port = DefaultSSHPort
+	}
+	if h.User == "" {
+		h.User = DefaultSSHUser
+	}
+	return h
+}
+
+// SSHRuntime is where things are on the ssh driver's hosts.
+type SSHRuntime struct {
+	// NodePath is Node.js (24.16 or later) on the hosts. Required.
+	NodePath string `yaml:"nodePath"`
+	// OpenClawPath is OpenClaw's entry point (openclaw.mjs) on the
+	// hosts. Required.
+	OpenClawPath string `yaml:"openclawPath"`
+	// User begins every Agent's account name. Default "occ-agent"; a
+	// lowercase name of at most 19 characters.
+	User string `yaml:"user"`
+	// StateRoot is occ's state directory on the hosts. Default
+	// /var/lib/occ-ssh; never under /tmp.
+	StateRoot string `yaml:"stateRoot"`
+	// UnitDirectory is where occ writes the gateways' systemd units.
+	// Default /etc/systemd/system.
+	UnitDirectory string `yaml:"unitDirectory"`
+}
+
+// SSHPortRange is an inclusive range of ports.
+type SSHPortRange struct {
+	// Start and End: default 20000 and 20999; 1024..65535.
+	Start int `yaml:"start"`
+	End   int `yaml:"end"`
 }
 
 // DockerCompute configures the docker compute driver: the engine occ
@@ -619,6 +701,12 @@ func defaults() *Config {
 				RequestTimeout: Duration(10 * time.Second),
 				GatewayPort:    8080,
 				Resources:      DockerResources{Memory: "3Gi", CPUs: "4"},
+			},
+			SSH: SSHCompute{
+				ConnectTimeout:   Duration(10 * time.Second),
+				OperationTimeout: Duration(3 * time.Minute),
+				Runtime:          SSHRuntime{User: "occ-agent", StateRoot: "/var/lib/occ-ssh", UnitDirectory: "/etc/systemd/system"},
+				PortRange:        SSHPortRange{Start: 20000, End: 20999},
 			}},
 		Limits: Limits{
 			DefaultBodyBytes:       64 << 10,

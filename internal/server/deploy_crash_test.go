@@ -230,8 +230,11 @@ func (w *deployCrash) newAgent(p *occProc) (string, error) {
 	w.seq++
 	name := fmt.Sprintf("bot-%d", w.seq)
 	w.mu.Unlock()
-	r, err := p.do("POST", "/namespaces/"+w.ns+"/agents", map[string]any{"name": name, "configurationId": w.cfg,
-		"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
+	harness := map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}
+	if h, ok := w.compute.(interface{ harnessAuth() map[string]any }); ok {
+		harness = h.harnessAuth() // a driver that takes another method
+	}
+	r, err := p.do("POST", "/namespaces/"+w.ns+"/agents", map[string]any{"name": name, "configurationId": w.cfg, "harnessAuth": harness})
 	if err != nil {
 		return "", err
 	}

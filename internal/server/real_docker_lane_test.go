@@ -199,14 +199,14 @@ func (w *realDockerWorld) lifecycle(canary string) {
 	st, _ := w.waitDeployment(agent, rev1, 330*time.Second)
 	if st["status"] != "succeeded" || st["error"] != nil {
 		w.dump(ref)
-		t.Fatalf("first deployment = %v; provider saw %v", st, w.prov.requests())
+		t.Fatalf("first deployment = %v; provider saw %v", st, w.prov.Requests())
 	}
 	t.Logf("revision 1 succeeded %s after the request", time.Since(began).Round(time.Millisecond))
 	if g := w.agentGET(agent).data(); g["activeRevisionId"] != rev1 || g["desiredRuntimeState"] != "running" {
 		t.Fatalf("agent after deploy = %v", g)
 	}
-	if n := w.prov.count("Bearer sk-good"); n == 0 {
-		t.Errorf("the gateway never called the model provider with the configured key; requests: %v", w.prov.requests())
+	if n := w.prov.Count("Bearer sk-good"); n == 0 {
+		t.Errorf("the gateway never called the model provider with the configured key; requests: %v", w.prov.Requests())
 	}
 	c1, ok := w.gatewayContainer(ref)
 	if !ok || !c1.State.Running {

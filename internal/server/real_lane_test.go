@@ -12,9 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -248,8 +246,8 @@ func (w *realWorld) lifecycle(canary string) {
 	if g := w.agentGET(agent).data(); g["activeRevisionId"] != rev1 || g["desiredRuntimeState"] != "running" {
 		t.Fatalf("agent after deploy = %v", g)
 	}
-	if n := w.prov.count("Bearer sk-good"); n == 0 {
-		t.Errorf("the gateway never called the model provider with the configured key; requests: %v", w.prov.requests())
+	if n := w.prov.Count("Bearer sk-good"); n == 0 {
+		t.Errorf("the gateway never called the model provider with the configured key; requests: %v", w.prov.Requests())
 	}
 
 	// The gateway answers /readyz on the port the driver gave it.
@@ -392,12 +390,12 @@ func (w *realWorld) rejectedCredential() {
 	er, _ := st["error"].(map[string]any)
 	if st["status"] != "failed" || er["code"] != "RUNTIME_AUTHENTICATION_FAILED" {
 		w.dumpAgent(dir)
-		t.Fatalf("deployment with a rejected key = %v; provider saw %v", st, w.prov.requests())
+		t.Fatalf("deployment with a rejected key = %v; provider saw %v", st, w.prov.Requests())
 	}
 	w.report("rejected key", rev, requestedAt, admitted, ready(), at)
 	t.Logf("rejected key: failed with %v (%q)", er["code"], er["message"])
-	if w.prov.count("Bearer sk-bad") == 0 {
-		t.Errorf("the provider never saw the rejected key: %v", w.prov.requests())
+	if w.prov.Count("Bearer sk-bad") == 0 {
+		t.Errorf("the provider never saw the rejected key: %v", w.prov.Requests())
 	}
 	if g := w.agentGET(agent).data(); g["activeRevisionId"] != nil {
 		t.Fatalf("agent after a failed first deployment = %v", g)
@@ -449,9 +447,9 @@ func (w *realWorld) report(what, rev string, requested, admitted, readyz, termin
 			fmt.Fprintf(&b, "  gateway log at +%s after exec: %s\n", ms(l.at.Sub(started)), l.text)
 		}
 	}
-	for _, r := range w.prov.requests() {
-		if !r.at.Before(last.start) && !r.at.After(last.end) {
-			fmt.Fprintf(&b, "  provider request at +%s into the last PrepareRevision: %s\n", ms(r.at.Sub(last.start)), r.line)
+	for _, r := range w.prov.Requests() {
+		if !r.At.Before(last.start) && !r.At.After(last.end) {
+			fmt.Fprintf(&b, "  provider request at +%s into the last PrepareRevision: %s\n", ms(r.At.Sub(last.start)), r.Line)
 		}
 	}
 	// Every call that took a second or more (a probe the gateway was slow to
@@ -530,7 +528,7 @@ func (w *realWorld) dumpAgent(dir string) {
 		}
 		w.t.Logf("%s:\n%s", name, b)
 	}
-	w.t.Logf("provider requests: %v", w.prov.requests())
+	w.t.Logf("provider requests: %v", w.prov.Requests())
 }
 
 // lineLogger returns a writer that logs each line to t until t ends.
@@ -664,117 +662,16 @@ func recordText(r slog.Record) string {
 	return b.String()
 }
 
-// fakeProvider is a minimal OpenAI-compatible model provider on loopback:
-// POST /v1/chat/completions answers a one-word completion (streamed when
-// asked) to "Authorization: Bearer sk-good" and 401 to anything else;
-// GET /v1/models lists m1.
-type fakeProvider struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []providerRequest
-}
+// fakeProvider is gatewaytest's fake model provider.
+type fakeProvider = gatewaytest.Provider
 
-// providerRequest is one request the fake provider answered.
-type providerRequest struct {
-	at   time.Time
-	line string // "METHOD PATH AUTHORIZATION [stream] → STATUS"
+func startFakeProvider(t *testing.T) *fakeProvider {
+	return gatewaytest.StartProvider(t, "127.0.0.1:0")
 }
-
-func startFakeProvider(t *testing.T) *fakeProvider { return startFakeProviderOn(t, "127.0.0.1:0") }
 
 // startFakeProviderOn starts the fake provider listening on addr.
 func startFakeProviderOn(t *testing.T, addr string) *fakeProvider {
-	p := &fakeProvider{}
-	p.Server = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("fake provider: listen on %s: %v", addr, err)
-	}
-	p.Server.Listener.Close()
-	p.Server.Listener = l
-	p.Start()
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
-	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	_ = json.Unmarshal(body, &req)
-	auth := r.Header.Get("Authorization")
-	line := r.Method + " " + r.URL.Path + " " + auth
-	if req.Stream {
-		line += " stream"
-	}
-	status := http.StatusOK
-	defer func() {
-		p.mu.Lock()
-		p.seen = append(p.seen, providerRequest{at: time.Now(), line: line + " → " + strconv.Itoa(status)})
-		p.mu.Unlock()
-	}()
-
-	if auth != "Bearer sk-good" {
-		status = http.StatusUnauthorized
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = io.WriteString(w, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)
-		return
-	}
-	model := req.Model
-	if model == "" {
-		model = "m1"
-	}
-	now := time.Now().Unix()
-	switch {
-	case r.Method == "GET" && r.URL.Path == "/v1/models":
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m1","object":"model","created":0,"owned_by":"fakeprov"}]}`)
-	case r.Method == "POST" && r.URL.Path == "/v1/chat/completions" && req.Stream:
-		w.Header().Set("Content-Type", "text/event-stream")
-		chunk := func(delta map[string]any, finish any, usage any) {
-			c := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": now, "model": model,
-				"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
-			if usage != nil {
-				c["usage"] = usage
-			}
-			b, _ := json.Marshal(c)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		chunk(map[string]any{"role": "assistant", "content": "ok"}, nil, nil)
-		chunk(map[string]any{}, "stop", map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
-		_, _ = io.WriteString(w, "data: [DONE]\n\n")
-	case r.Method == "POST" && r.URL.Path == "/v1/chat/completions":
-		w.Header().Set("Content-Type", "application/json")
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": now, "model": model,
-			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": "ok"}, "finish_reason": "stop"}},
-			"usage":   map[string]any{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
-		_, _ = w.Write(b)
-	default:
-		status = http.StatusNotFound
-		http.NotFound(w, r)
-	}
-}
-
-func (p *fakeProvider) requests() []providerRequest {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]providerRequest(nil), p.seen...)
-}
-
-func (r providerRequest) String() string { return r.at.Format("15:04:05.000") + " " + r.line }
-
-// count returns how many requests carried the Authorization value.
-func (p *fakeProvider) count(auth string) int {
-	n := 0
-	for _, r := range p.requests() {
-		if strings.Contains(r.line, " "+auth+" ") {
-			n++
-		}
-	}
-	return n
+	return gatewaytest.StartProvider(t, addr)
 }
 
 // watchReadyz polls the Agent's gateway /readyz (the port from run.json)

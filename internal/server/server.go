@@ -292,8 +292,10 @@ func (m *Main) driver() (compute.Driver, error) {
 		return m.kubernetesDriver()
 	case "docker":
 		return m.dockerDriver()
+	case "ssh":
+		return m.sshDriver()
 	}
-	return nil, fmt.Errorf("compute driver %q is not available in this build yet; use local, docker or kubernetes", m.Config.Compute.Driver)
+	return nil, fmt.Errorf("compute driver %q is not one of local, ssh, docker, kubernetes", m.Config.Compute.Driver)
 }
 
 func (m *Main) serveAPI(ctx context.Context) error {

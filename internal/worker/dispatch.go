@@ -163,6 +163,9 @@ func (w *deps) buildSpec(ctx context.Context, ag occ.Agent, rev occ.Revision, re
 	s := rev.Snapshot
 	spec := compute.RevisionSpec{RevisionRef: ref, Number: rev.Number, ServicePrincipalID: s.ServicePrincipalID,
 		ExecutionMode: s.ExecutionMode, Document: s.Configuration.Document, Env: map[string]string{}}
+	if s.HarnessAuth != nil {
+		spec.HarnessAuthMethod = s.HarnessAuth.Method
+	}
 	if r := gateway.RefusedKey(s.Configuration.Document); r != nil {
 		w.log.Info("the revision's Configuration sets a key occ owns or forbids", "revision", rev.ID, "key", r.Pointer)
 		return spec, occ.DeployInvalidConfiguration, nil
