@@ -74,7 +74,7 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 	if err := a.validateAgentSettings(ctx, c, nsID, &s, nil, actAgentDeploy); err != nil {
 		return occ.Revision{}, err
 	}
-	if err := a.requireComputeSupport(s); err != nil {
+	if err := a.requireComputeSupport(s, len(cfg.SecretBindings) > 0); err != nil {
 		return occ.Revision{}, err
 	}
 	if err := a.requireDeployGrants(ctx, c, g, occ.DeployGrants(nsID, id, cfg.ID, s.HarnessAuth, cfg.SecretBindings)); err != nil {
@@ -128,12 +128,13 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 }
 
 // requireComputeSupport refuses, before anything is admitted, an execution
-// mode or harness authentication method the installation's compute driver
-// cannot run: 400 naming the setting, with the deployment error code the
-// worker would give (the same Capabilities.Refusal decides both). Plugins
-// and initial files are checked when the revision starts (seed).
-func (a *App) requireComputeSupport(s occ.AgentSettings) error {
-	needs := occ.RevisionNeeds{ExecutionMode: s.ExecutionMode}
+// mode, harness authentication method or Configuration Secret bindings
+// (secretBindings) the installation's compute driver cannot run: 400 naming
+// the setting, with the deployment error code the worker would give (the
+// same Capabilities.Refusal decides both). Plugins and initial files are
+// checked when the revision starts (seed).
+func (a *App) requireComputeSupport(s occ.AgentSettings, secretBindings bool) error {
+	needs := occ.RevisionNeeds{ExecutionMode: s.ExecutionMode, SecretBindings: secretBindings}
 	if s.HarnessAuth != nil {
 		needs.HarnessAuthMethod = s.HarnessAuth.Method
 	}

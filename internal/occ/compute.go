@@ -29,6 +29,9 @@ type ComputeCapabilities struct {
 	// PersistentState: gateway state and the workspace survive a stop and
 	// the replacement of a revision.
 	PersistentState bool
+	// SecretEnvironment: the driver delivers the Configuration's Secret
+	// bindings into the gateway's environment.
+	SecretEnvironment bool
 }
 
 // DefaultApprovalPolicy is the approval policy of a plugin selection that
@@ -42,11 +45,14 @@ type RevisionNeeds struct {
 	// PluginPolicies maps each selected plugin ID to its approval policy.
 	PluginPolicies map[string]string
 	InitialFiles   bool
+	// SecretBindings: the revision's Configuration binds Secrets.
+	SecretBindings bool
 }
 
 // NeedsOf is what a revision with this snapshot asks of a driver.
 func NeedsOf(s *RevisionSnapshot, initialFiles bool) RevisionNeeds {
-	n := RevisionNeeds{ExecutionMode: s.ExecutionMode, InitialFiles: initialFiles, PluginPolicies: map[string]string{}}
+	n := RevisionNeeds{ExecutionMode: s.ExecutionMode, InitialFiles: initialFiles, PluginPolicies: map[string]string{},
+		SecretBindings: len(s.SecretBindings) > 0}
 	if s.HarnessAuth != nil {
 		n.HarnessAuthMethod = s.HarnessAuth.Method
 	}
@@ -70,8 +76,8 @@ type Refusal struct {
 }
 
 // Refusal returns the first need the driver named by driver cannot
-// honour, in the order execution mode, harness authentication, plugins,
-// workspace setup; nil when it can run the revision.
+// honour, in the order execution mode, harness authentication, Secret
+// bindings, plugins, workspace setup; nil when it can run the revision.
 func (c ComputeCapabilities) Refusal(driver string, n RevisionNeeds) *Refusal {
 	if !slices.Contains(c.ExecutionModes, n.ExecutionMode) {
 		return &Refusal{Code: DeployExecutionModeUnsupported, Path: "/executionMode",
@@ -80,6 +86,10 @@ func (c ComputeCapabilities) Refusal(driver string, n RevisionNeeds) *Refusal {
 	if n.HarnessAuthMethod != "" && !slices.Contains(c.HarnessAuthMethods, n.HarnessAuthMethod) {
 		return &Refusal{Code: DeployHarnessAuthUnsupported, Path: "/harnessAuth/method",
 			Message: fmt.Sprintf("The %s compute driver cannot deliver harnessAuth method %q.", driver, n.HarnessAuthMethod)}
+	}
+	if n.SecretBindings && !c.SecretEnvironment {
+		return &Refusal{Code: DeploySecretEnvironmentUnsupported, Path: "/secretBindings",
+			Message: fmt.Sprintf("The %s compute driver cannot deliver the Configuration's Secret bindings.", driver)}
 	}
 	ids := make([]string, 0, len(n.PluginPolicies))
 	for id := range n.PluginPolicies {

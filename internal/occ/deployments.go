@@ -37,10 +37,14 @@ const (
 	DeployComputeDriverMismatch       = "COMPUTE_DRIVER_MISMATCH"
 	DeployExecutionModeUnsupported    = "EXECUTION_MODE_UNSUPPORTED"
 	DeployHarnessAuthUnsupported      = "HARNESS_AUTH_UNSUPPORTED"
-	DeployPluginNotInCatalog          = "PLUGIN_NOT_IN_CATALOG"
-	DeployPluginUnsupported           = "PLUGIN_SELECTION_UNSUPPORTED"
-	DeployWorkspaceSetupFailed        = "WORKSPACE_SETUP_FAILED"
-	DeployWorkspaceSetupUnsupported   = "WORKSPACE_SETUP_UNSUPPORTED"
+	// DeploySecretEnvironmentUnsupported: the Configuration binds Secrets
+	// and the driver delivers none (ssh: the operator's host file holds
+	// what the gateway needs).
+	DeploySecretEnvironmentUnsupported = "SECRET_ENVIRONMENT_UNSUPPORTED"
+	DeployPluginNotInCatalog           = "PLUGIN_NOT_IN_CATALOG"
+	DeployPluginUnsupported            = "PLUGIN_SELECTION_UNSUPPORTED"
+	DeployWorkspaceSetupFailed         = "WORKSPACE_SETUP_FAILED"
+	DeployWorkspaceSetupUnsupported    = "WORKSPACE_SETUP_UNSUPPORTED"
 	// DeployInvalidConfiguration: the revision's Configuration sets a key
 	// occ owns or forbids (dispatch), or a compute driver cannot render it.
 	DeployInvalidConfiguration = "INVALID_CONFIGURATION"
@@ -162,34 +166,35 @@ var deploymentMessages = map[string]string{
 		"run occ runtime install there to see npm's output, then deploy again.",
 	DeployPluginInstallFailed: "A plugin the revision needs could not be installed into the gateway (error.data.pluginId names it); " +
 		"check that its package is reachable from the compute host and deploy again.",
-	KubernetesOwnershipConflict:       "A Kubernetes object exists under a name occ uses but without occ's ownership labels; occ never adopts it. Remove or rename it and deploy again.",
-	KubernetesAccessDenied:            "The Kubernetes API server refused occ's credentials or permissions; fix occ's access to the cluster and deploy again.",
-	KubernetesRequestInvalid:          "The Kubernetes API server refused a request as invalid; check the Kubernetes compute settings and deploy again.",
-	DeployConvergenceDeadline:         "The deployment did not become ready before its convergence deadline.",
-	DeployRuntimeAuthFailed:           "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
-	DeployRuntimeStartup:              "The gateway could not start.",
-	DeployModelProbeTimeout:           "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
-	DeployModelProbeFailed:            "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
-	DeploySuperseded:                  "A newer deployment of this Agent replaced this one.",
-	DeployStopped:                     "The Agent was stopped before this deployment completed.",
-	DeployGatewayUnavailable:          "The Agent gateway was unavailable.",
-	DeployAuthorizationDenied:         "The deploying principal or the Agent's service principal lost a permission the deployment needs; restore it and deploy again.",
-	DeployActorRevoked:                "The principal that requested the deployment no longer exists.",
-	DeployBackendUnavailable:          "The Agent's Backend is no longer configured on the installation; change the Agent's backendId and deploy again.",
-	DeployServiceAccountUnavailable:   "The bound Service Account no longer exists, no longer matches the Agent's Backend, or has no issued credential.",
-	DeployCredentialSourceUnavailable: "The bound Credential Source no longer exists or is not registered with the Credential Gateway.",
-	DeploySecretUnavailable:           "A bound Secret could not be read.",
-	DeployInvalidOwner:                "The Agent or the revision no longer exists.",
-	DeployInvalidAdmittedRevision:     "The admitted revision does not belong to the Agent's current service principal.",
-	DeployNamespaceNotReady:           "The Namespace is not ready.",
-	DeployDependency:                  "A dependency stayed unavailable through every attempt.",
-	DeployComputeDriverMismatch:       "The revision was admitted for another compute driver than the installation runs now; deploy again.",
-	DeployExecutionModeUnsupported:    "The installation's compute driver cannot run the Agent's execution mode; change executionMode and deploy again.",
-	DeployHarnessAuthUnsupported:      "The installation's compute driver cannot deliver the Agent's harness authentication method; change harnessAuth and deploy again.",
-	DeployPluginNotInCatalog:          "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
-	DeployPluginUnsupported:           "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
-	DeployWorkspaceSetupFailed:        "The Agent's initial workspace files were prepared for other workspace defaults than this runtime's; delete and recreate the Agent with current initial files.",
-	DeployWorkspaceSetupUnsupported:   "The installation's compute driver cannot apply initial workspace files; recreate the Agent without them.",
+	KubernetesOwnershipConflict:        "A Kubernetes object exists under a name occ uses but without occ's ownership labels; occ never adopts it. Remove or rename it and deploy again.",
+	KubernetesAccessDenied:             "The Kubernetes API server refused occ's credentials or permissions; fix occ's access to the cluster and deploy again.",
+	KubernetesRequestInvalid:           "The Kubernetes API server refused a request as invalid; check the Kubernetes compute settings and deploy again.",
+	DeployConvergenceDeadline:          "The deployment did not become ready before its convergence deadline.",
+	DeployRuntimeAuthFailed:            "The runtime rejected the model credential (HTTP 401/403). Fix the credential and deploy again.",
+	DeployRuntimeStartup:               "The gateway could not start.",
+	DeployModelProbeTimeout:            "The runtime's startup model probe did not answer in time. Check the model provider and deploy again.",
+	DeployModelProbeFailed:             "The runtime's startup model probe failed; error.data.runtimeFailure.cause says how. Check the model and its provider and deploy again.",
+	DeploySuperseded:                   "A newer deployment of this Agent replaced this one.",
+	DeployStopped:                      "The Agent was stopped before this deployment completed.",
+	DeployGatewayUnavailable:           "The Agent gateway was unavailable.",
+	DeployAuthorizationDenied:          "The deploying principal or the Agent's service principal lost a permission the deployment needs; restore it and deploy again.",
+	DeployActorRevoked:                 "The principal that requested the deployment no longer exists.",
+	DeployBackendUnavailable:           "The Agent's Backend is no longer configured on the installation; change the Agent's backendId and deploy again.",
+	DeployServiceAccountUnavailable:    "The bound Service Account no longer exists, no longer matches the Agent's Backend, or has no issued credential.",
+	DeployCredentialSourceUnavailable:  "The bound Credential Source no longer exists or is not registered with the Credential Gateway.",
+	DeploySecretUnavailable:            "A bound Secret could not be read.",
+	DeployInvalidOwner:                 "The Agent or the revision no longer exists.",
+	DeployInvalidAdmittedRevision:      "The admitted revision does not belong to the Agent's current service principal.",
+	DeployNamespaceNotReady:            "The Namespace is not ready.",
+	DeployDependency:                   "A dependency stayed unavailable through every attempt.",
+	DeployComputeDriverMismatch:        "The revision was admitted for another compute driver than the installation runs now; deploy again.",
+	DeployExecutionModeUnsupported:     "The installation's compute driver cannot run the Agent's execution mode; change executionMode and deploy again.",
+	DeployHarnessAuthUnsupported:       "The installation's compute driver cannot deliver the Agent's harness authentication method; change harnessAuth and deploy again.",
+	DeploySecretEnvironmentUnsupported: "The installation's compute driver cannot deliver Secret bindings; remove the Configuration's secretBindings and deploy again.",
+	DeployPluginNotInCatalog:           "A selected plugin is not in any plugin catalog of the installation; change the Agent's plugins and deploy again.",
+	DeployPluginUnsupported:            "The compute driver cannot run a selected plugin with its approval policy; change the Agent's plugins and deploy again.",
+	DeployWorkspaceSetupFailed:         "The Agent's initial workspace files were prepared for other workspace defaults than this runtime's; delete and recreate the Agent with current initial files.",
+	DeployWorkspaceSetupUnsupported:    "The installation's compute driver cannot apply initial workspace files; recreate the Agent without them.",
 }
 
 // DeploymentMessage is the fixed message of a terminal deployment code.

@@ -44,16 +44,18 @@ const (
 	DetailTooLong      = "TOO_LONG"
 	DetailTooDeep      = "TOO_DEEP"
 	DetailInvalidValue = "INVALID_VALUE"
-	// DetailExecutionModeUnsupported and DetailHarnessAuthUnsupported
-	// refuse a deploy the installation's compute driver cannot run (the
-	// codes of ComputeCapabilities.Refusal).
-	DetailExecutionModeUnsupported = DeployExecutionModeUnsupported
-	DetailHarnessAuthUnsupported   = DeployHarnessAuthUnsupported
+	// DetailExecutionModeUnsupported, DetailHarnessAuthUnsupported and
+	// DetailSecretEnvironmentUnsupported refuse a deploy the
+	// installation's compute driver cannot run (the codes of
+	// ComputeCapabilities.Refusal).
+	DetailExecutionModeUnsupported     = DeployExecutionModeUnsupported
+	DetailHarnessAuthUnsupported       = DeployHarnessAuthUnsupported
+	DetailSecretEnvironmentUnsupported = DeploySecretEnvironmentUnsupported
 )
 
 // DetailCodes is the closed set of detail codes.
 var DetailCodes = []string{DetailRequired, DetailUnknownField, DetailInvalidType, DetailInvalidFmt, DetailTooLong, DetailTooDeep,
-	DetailInvalidValue, DetailExecutionModeUnsupported, DetailHarnessAuthUnsupported}
+	DetailInvalidValue, DetailExecutionModeUnsupported, DetailHarnessAuthUnsupported, DetailSecretEnvironmentUnsupported}
 
 // MaxDetails is the most validation details one error carries.
 const MaxDetails = 32

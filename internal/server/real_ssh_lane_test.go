@@ -33,6 +33,7 @@ import (
 // tree kept), deploys again with its workspace, and is deleted (account,
 // tree and unit gone from the host). It asserts no timing.
 func TestRealOpenClawSSHLane(t *testing.T) {
+	t.Parallel()
 	cache := cachetest.Runtime(t)
 	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)})
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 // driver's programs and the runtime's files; otherwise the refusal names
 // the setting. The host is a real one (sshtest).
 func TestSSHDriverStart(t *testing.T) {
+	t.Parallel()
 	h := sshtest.Start(t)
 	// The runtime's files as the preflight looks for them (no gateway
 	// starts here).

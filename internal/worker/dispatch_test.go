@@ -234,3 +234,43 @@ func TestDispatchRefusesAConfigurationKeyOccOwns(t *testing.T) {
 		t.Fatalf("clean deployment = %+v; want succeeded", st)
 	}
 }
+
+// TestSecretBindingsOnADriverWithoutSecretEnvironment: a driver that
+// delivers no Secret (ssh) refuses a deploy whose Configuration binds one
+// with 400 naming /secretBindings, and a revision admitted before the
+// driver changed fails with SECRET_ENVIRONMENT_UNSUPPORTED before anything
+// runs; the same Agent without bindings deploys.
+func TestSecretBindingsOnADriverWithoutSecretEnvironment(t *testing.T) {
+	t.Parallel()
+	secretless := computetest.FakeCapabilities()
+	secretless.SecretEnvironment = false
+	bound := func(e *env) agentSpec {
+		return agentSpec{harness: apiKey("sk"), bindings: map[string]occ.SecretBinding{
+			"SLACK_BOT_TOKEN": {Source: occ.SecretRef{Kind: "secret", NamespaceID: e.ns, ID: e.secret("xoxb")}, Delivery: "env"}}}
+	}
+
+	e := newEnv(t, secretless)
+	g := e.agent(bound(e))
+	_, err := e.app.Deploy(e.ctx, e.admin, e.ns, g.ID)
+	if oe := occ.AsError(err); oe == nil || oe.Code != occ.CodeInvalidRequest || len(oe.Details) != 1 ||
+		oe.Details[0] != (occ.Detail{Path: "/secretBindings", Code: occ.DeploySecretEnvironmentUnsupported}) {
+		t.Fatalf("deploy with Secret bindings = %v; want 400 naming /secretBindings with %s", err, occ.DeploySecretEnvironmentUnsupported)
+	}
+	if revs, err := e.app.ListRevisions(e.ctx, e.admin, e.ns, g.ID, app.PageRequest{}); err != nil || len(revs.Items) != 0 {
+		t.Fatalf("revisions after a refused deploy = %+v, %v; want none", revs.Items, err)
+	}
+	plain := e.agent(agentSpec{harness: apiKey("sk")})
+	if st := e.settled(plain, e.deploy(e.admin, plain)); st.Status != occ.DeploymentSucceeded {
+		t.Fatalf("deployment without bindings = %+v; want succeeded", st)
+	}
+
+	// Admitted by a driver that delivers Secrets; the worker's cannot.
+	e2 := newEnv(t, computetest.FakeCapabilities())
+	g2 := e2.agent(bound(e2))
+	st := e2.admitted(e2.admin, g2, func() {
+		e2.fake = computetest.NewFake(secretless)
+		e2.driver = e2.fake
+	})
+	failedWith(t, st, occ.DeploySecretEnvironmentUnsupported)
+	nothingRan(t, e2, g2)
+}

@@ -79,6 +79,7 @@ func FakeCapabilities() compute.Capabilities {
 		WorkspaceSetup:         true,
 		NativeAdmin:            true,
 		PersistentState:        true,
+		SecretEnvironment:      true,
 	}
 }
 

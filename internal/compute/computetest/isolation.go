@@ -13,8 +13,7 @@ import (
 // SecretEnvName is the variable the suite passes a secret canary in.
 const SecretEnvName = "OCC_CONFORMANCE_SECRET"
 
-// isolationObligations: Agents never share a workload or a credential,
-// and a secret reaches the workload only.
+// isolationObligations: Agents never share a workload or a credential.
 var isolationObligations = []obligation{
 	{"AgentsHaveTheirOwnWorkloadEndpointAndCredential", func(t *testing.T, s *subject) {
 		ns := s.namespace(t)
@@ -35,6 +34,11 @@ var isolationObligations = []obligation{
 			t.Fatalf("stopping one Agent changed the other's endpoint: %+v, then %+v", ep2, ep)
 		}
 	}},
+}
+
+// secretEnvironmentObligations (a driver declaring SecretEnvironment): a
+// secret reaches the workload only, from the spec, never from stored state.
+var secretEnvironmentObligations = []obligation{
 	{"SecretEnvReachesTheWorkloadNeverStoredState", func(t *testing.T, s *subject) {
 		ag := s.agent(t)
 		secret := canary()

@@ -38,6 +38,8 @@ func groups() []group {
 			obligations: workspaceSetupObligations},
 		{name: "PersistentState", applies: func(c compute.Capabilities) bool { return c.PersistentState },
 			obligations: persistentStateObligations},
+		{name: "SecretEnvironment", applies: func(c compute.Capabilities) bool { return c.SecretEnvironment },
+			obligations: secretEnvironmentObligations},
 		{name: "NativeAdmin", applies: func(c compute.Capabilities) bool { return c.NativeAdmin },
 			obligations: nativeAdminObligations},
 		{name: "Plugins", applies: func(c compute.Capabilities) bool { return len(c.PluginApprovalPolicies) > 0 },

@@ -153,6 +153,7 @@ func (d *Driver) Capabilities() compute.Capabilities {
 		ExecutionModes:     []string{occ.ExecutionEmbedded},
 		HarnessAuthMethods: []string{occ.HarnessAPIKey},
 		PersistentState:    true,
+		SecretEnvironment:  true,
 	}
 }
 

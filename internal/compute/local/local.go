@@ -112,6 +112,7 @@ func (d *Driver) Capabilities() compute.Capabilities {
 		WorkspaceSetup:     true,
 		NativeAdmin:        true,
 		PersistentState:    true,
+		SecretEnvironment:  true,
 	}
 	if d.harness != nil {
 		c.ExecutionModes = append(c.ExecutionModes, occ.ExecutionDedicated)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/occ"
@@ -134,7 +133,7 @@ fi
 
 // PrepareRevision makes the Agent's unit run the revision and reports
 // readiness. A revision the unit does not run yet is staged (its
-// immutable openclaw.json, the unit, the secret environment), made
+// immutable openclaw.json, the unit), made
 // current and started: as every occ driver, a new revision replaces the
 // running one at prepare (see docs/SSH.md).
 func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
@@ -142,15 +141,11 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		return compute.Readiness{}, err
 	}
 	if r := d.Capabilities().Refusal(d.Name(), occ.RevisionNeeds{ExecutionMode: spec.ExecutionMode, InitialFiles: len(spec.InitialFiles) > 0,
-		PluginPolicies: pluginPolicies(spec.Plugins)}); r != nil {
+		PluginPolicies: pluginPolicies(spec.Plugins), SecretBindings: len(spec.Env) > 0}); r != nil {
 		return compute.Readiness{}, compute.Permanent(r.Code, errors.New(r.Message))
 	}
 	if spec.NativeAdminOrigin != "" {
 		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, errors.New("the ssh compute driver does not run the native admin UI"))
-	}
-	secrets, err := envFile(spec.Env)
-	if err != nil {
-		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, err)
 	}
 	h, ok, err := d.hostOf(ctx, spec.NamespaceID)
 	if err != nil {
@@ -164,7 +159,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		return compute.Readiness{}, err
 	}
 	if !st.serving(spec.RevisionID) {
-		if st, err = d.start(ctx, h, spec, st.port, secrets); err != nil {
+		if st, err = d.start(ctx, h, spec, st.port); err != nil {
 			return compute.Readiness{}, err
 		}
 	}
@@ -182,7 +177,7 @@ func pluginPolicies(ids []string) map[string]string {
 
 // start stages the revision and (re)starts the unit on it, unless the
 // unit already runs it (another occ may have started it meanwhile).
-func (d *Driver) start(ctx context.Context, h Host, spec compute.RevisionSpec, port int, secrets []byte) (agentState, error) {
+func (d *Driver) start(ctx context.Context, h Host, spec compute.RevisionSpec, port int) (agentState, error) {
 	config, err := d.render(spec, port)
 	if err != nil {
 		return agentState{}, compute.Permanent(occ.DeployInvalidConfiguration, err)
@@ -190,7 +185,7 @@ func (d *Driver) start(ctx context.Context, h Host, spec compute.RevisionSpec, p
 	sum := sha256.Sum256(config)
 	r, err := d.run(ctx, h, d.agentVars(spec.AgentRef, "U", d.userName(spec.AgentRef), "PORT", strconv.Itoa(port), "REV", spec.RevisionID,
 		"NUM", strconv.FormatInt(spec.Number, 10), "HASH", hex.EncodeToString(sum[:]),
-		"CONFIG", b64(config), "UNITTEXT", b64([]byte(d.unit(spec.AgentRef, port))), "ENVTEXT", b64(secrets))+`
+		"CONFIG", b64(config), "UNITTEXT", b64([]byte(d.unit(spec.AgentRef, port))))+`
 if [ ! -f "$A/agent.json" ] || [ "$(field "$A/agent.json" port)" != "$PORT" ]; then echo missing agent; exit 0; fi
 RD="$A/revisions/$REV"
 if [ -f "$RD/openclaw.json" ]; then
@@ -218,9 +213,6 @@ else
 		mv -f "$UNITP.occ-tmp" "$UNITP"
 		systemctl daemon-reload
 	fi
-	mkdir -p /run/occ-ssh
-	chmod 0700 /run/occ-ssh
-	put "$SECRETS" 0600 root:root "$ENVTEXT"
 	ln -sfn "revisions/$REV" "$A/current.occ-tmp"
 	mv -T "$A/current.occ-tmp" "$A/current"
 	put "$A/running" 0600 root:root "$(printf '%s' "$REV" | base64 -w0)"
@@ -239,22 +231,6 @@ fi
 	delete(d.verified, spec.AgentRef)
 	d.mu.Unlock()
 	return parseState(r), nil
-}
-
-// envFile is the revision's secret environment as a systemd environment
-// file: KEY="value" lines, with \, " and $ escaped. A value with a line
-// break or NUL cannot be written there and is refused.
-func envFile(env map[string]string) ([]byte, error) {
-	var b strings.Builder
-	for _, k := range compute.SecretEnvNames(env) {
-		v := env[k]
-		if strings.ContainsAny(v, "\n\r\x00") {
-			return nil, fmt.Errorf("the value of %s has a line break", k)
-		}
-		v = strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`).Replace(v)
-		b.WriteString(k + "=\"" + v + "\"\n")
-	}
-	return []byte(b.String()), nil
 }
 
 // ActivateRevision checks that the unit runs the revision; it was made

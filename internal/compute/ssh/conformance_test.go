@@ -103,10 +103,7 @@ func (o observer) AgentExists(t *testing.T, ag compute.AgentRef) bool {
 }
 
 // ScanState visits every file under the state root and every unit occ
-// wrote. It leaves out /run/occ-ssh (the host's tmpfs, seen from inside
-// only), where a running revision's secret environment is kept while its
-// unit runs, by design, as the docker driver keeps it in the container's
-// environment.
+// wrote.
 func (o observer) ScanState(t *testing.T, visit func(where string, content []byte)) {
 	t.Helper()
 	walk := func(root string, keep func(string) bool) {

@@ -24,9 +24,9 @@ import (
 //	  current -> revisions/<rev ID>  the revision the unit runs
 //	  running                        the revision the unit was last started for (0600)
 //
-// and outside it the unit (UnitDir/occ-gateway-<agent ID>.service) and
-// the revision's secret environment, /run/occ-ssh/<agent ID>.env (root
-// 0600, on tmpfs): written by each start from the spec, removed by stop.
+// and outside it the unit (UnitDir/occ-gateway-<agent ID>.service). occ
+// delivers no Secret to the host: the operator's env file holds what the
+// gateway needs (a revision with Secret bindings is refused).
 const (
 	fileLock        = ".compute-lock"
 	fileNamespace   = "namespace.json"
@@ -35,7 +35,6 @@ const (
 	fileOperatorEnv = "env"
 	fileRunning     = "running"
 	linkCurrent     = "current"
-	runDir          = "/run/occ-ssh"
 )
 
 func (d *Driver) namespaceDir(nsID string) string {
@@ -54,8 +53,6 @@ func (d *Driver) revisionDir(r compute.RevisionRef) string {
 func UnitName(a compute.AgentRef) string { return "occ-gateway-" + a.AgentID + ".service" }
 
 func (d *Driver) unitPath(a compute.AgentRef) string { return d.o.UnitDir + "/" + UnitName(a) }
-
-func secretEnvPath(a compute.AgentRef) string { return runDir + "/" + a.AgentID + ".env" }
 
 // userName is the Agent's account: the prefix and 12 hex digits of
 // sha256("<ns ID>:<agent ID>") (at most 32 characters).
@@ -110,7 +107,6 @@ func (d *Driver) unit(a compute.AgentRef, port int) string {
 	}
 	s += "EnvironmentFile=" + p.Dir + "/" + fileToken + "\n" +
 		"EnvironmentFile=-" + p.Dir + "/" + fileOperatorEnv + "\n" +
-		"EnvironmentFile=-" + secretEnvPath(a) + "\n" +
 		"ExecStart="
 	for _, c := range d.o.Command {
 		s += c + " "

@@ -19,7 +19,7 @@ import (
 //	field FILE KEY               a string or number field of occ's one-line JSON marks
 //	unit_state                   systemd's view of $UNIT, as "key value" lines
 //	stop_unit                    stop and disable $UNIT, forget its failures, drop the run markers
-//	agent_vars                   UNIT, UNITP, SECRETS of the Agent $AG (unit dir $UD)
+//	agent_vars                   UNIT, UNITP of the Agent $AG (unit dir $UD)
 //	remove_agent                 remove everything of the Agent $AG of Namespace $NS (dir $A)
 //
 // Every conditional is an if (never "test && action"), so that set -e
@@ -44,12 +44,11 @@ stop_unit() {
 		systemctl disable --now --quiet "$UNIT" 2>/dev/null || systemctl stop "$UNIT" 2>/dev/null || true
 		systemctl reset-failed "$UNIT" 2>/dev/null || true
 	fi
-	rm -f "$A/running" "$A/current" "$SECRETS"
+	rm -f "$A/running" "$A/current"
 }
 agent_vars() {
 	UNIT="occ-gateway-$AG.service"
 	UNITP="$UD/$UNIT"
-	SECRETS="/run/occ-ssh/$AG.env"
 }
 remove_agent() {
 	agent_vars

@@ -269,15 +269,16 @@ func (e DiagnosticCheckStatus) Valid() bool {
 
 // Defines values for ErrorDetailCode.
 const (
-	EXECUTIONMODEUNSUPPORTED ErrorDetailCode = "EXECUTION_MODE_UNSUPPORTED"
-	HARNESSAUTHUNSUPPORTED   ErrorDetailCode = "HARNESS_AUTH_UNSUPPORTED"
-	INVALIDFORMAT            ErrorDetailCode = "INVALID_FORMAT"
-	INVALIDTYPE              ErrorDetailCode = "INVALID_TYPE"
-	INVALIDVALUE             ErrorDetailCode = "INVALID_VALUE"
-	REQUIRED                 ErrorDetailCode = "REQUIRED"
-	TOODEEP                  ErrorDetailCode = "TOO_DEEP"
-	TOOLONG                  ErrorDetailCode = "TOO_LONG"
-	UNKNOWNFIELD             ErrorDetailCode = "UNKNOWN_FIELD"
+	EXECUTIONMODEUNSUPPORTED     ErrorDetailCode = "EXECUTION_MODE_UNSUPPORTED"
+	HARNESSAUTHUNSUPPORTED       ErrorDetailCode = "HARNESS_AUTH_UNSUPPORTED"
+	INVALIDFORMAT                ErrorDetailCode = "INVALID_FORMAT"
+	INVALIDTYPE                  ErrorDetailCode = "INVALID_TYPE"
+	INVALIDVALUE                 ErrorDetailCode = "INVALID_VALUE"
+	REQUIRED                     ErrorDetailCode = "REQUIRED"
+	SECRETENVIRONMENTUNSUPPORTED ErrorDetailCode = "SECRET_ENVIRONMENT_UNSUPPORTED"
+	TOODEEP                      ErrorDetailCode = "TOO_DEEP"
+	TOOLONG                      ErrorDetailCode = "TOO_LONG"
+	UNKNOWNFIELD                 ErrorDetailCode = "UNKNOWN_FIELD"
 )
 
 // Valid indicates whether the value is a known member of the ErrorDetailCode enum.
@@ -294,6 +295,8 @@ func (e ErrorDetailCode) Valid() bool {
 	case INVALIDVALUE:
 		return true
 	case REQUIRED:
+		return true
+	case SECRETENVIRONMENTUNSUPPORTED:
 		return true
 	case TOODEEP:
 		return true
@@ -1060,7 +1063,7 @@ type DeploymentStatus struct {
 	AgentId      string `json:"agentId"`
 	DeploymentId string `json:"deploymentId"`
 
-	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED, RUNTIME_INSTALL_NPM_NOT_FOUND, RUNTIME_INSTALL_FAILED (data {phase}: the install phase that failed), PLUGIN_INSTALL_FAILED (data {pluginId}: the plugin that could not be installed), KUBERNETES_OWNERSHIP_CONFLICT, KUBERNETES_ACCESS_DENIED, KUBERNETES_REQUEST_INVALID; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
+	// Error Set only when failed. The code is fixed and the message is the fixed text of that code: CONVERGENCE_DEADLINE_EXCEEDED (data {timeoutMs, runtimeFailure?}), RUNTIME_AUTHENTICATION_FAILED, RUNTIME_MODEL_PROBE_TIMEOUT, RUNTIME_MODEL_PROBE_FAILED (data {runtimeFailure} with a cause), RUNTIME_STARTUP_FAILED, REVISION_SUPERSEDED, REVISION_STOPPED, AGENT_GATEWAY_UNAVAILABLE, AUTHORIZATION_DENIED, ACTOR_REVOKED, BACKEND_UNAVAILABLE, SERVICE_ACCOUNT_UNAVAILABLE, CREDENTIAL_SOURCE_UNAVAILABLE, SECRET_BINDING_UNAVAILABLE, INVALID_REVISION_OWNER, INVALID_ADMITTED_REVISION, NAMESPACE_NOT_READY, DEPENDENCY_UNAVAILABLE, COMPUTE_DRIVER_MISMATCH, EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED, SECRET_ENVIRONMENT_UNSUPPORTED, PLUGIN_NOT_IN_CATALOG, PLUGIN_SELECTION_UNSUPPORTED, WORKSPACE_SETUP_FAILED, WORKSPACE_SETUP_UNSUPPORTED, INVALID_CONFIGURATION, RUNTIME_NOT_CONFIGURED, RUNTIME_INSTALL_NPM_NOT_FOUND, RUNTIME_INSTALL_FAILED (data {phase}: the install phase that failed), PLUGIN_INSTALL_FAILED (data {pluginId}: the plugin that could not be installed), KUBERNETES_OWNERSHIP_CONFLICT, KUBERNETES_ACCESS_DENIED, KUBERNETES_REQUEST_INVALID; any other code a compute driver reports comes with "Deployment reconciliation failed.". No other code carries data.
 	Error nullable.Nullable[struct {
 		Code    string                  `json:"code"`
 		Data    *map[string]interface{} `json:"data,omitempty"`
@@ -1139,12 +1142,12 @@ type ErrorBody struct {
 
 // ErrorDetail defines model for ErrorDetail.
 type ErrorDetail struct {
-	// Code What is wrong at path. EXECUTION_MODE_UNSUPPORTED and HARNESS_AUTH_UNSUPPORTED refuse a deploy whose executionMode or harnessAuth method the installation's compute driver cannot run (the same codes a deployment admitted earlier fails with).
+	// Code What is wrong at path. EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED and SECRET_ENVIRONMENT_UNSUPPORTED refuse a deploy whose executionMode, harnessAuth method or Configuration secretBindings the installation's compute driver cannot run (the same codes a deployment admitted earlier fails with).
 	Code ErrorDetailCode `json:"code"`
 	Path string          `json:"path"`
 }
 
-// ErrorDetailCode What is wrong at path. EXECUTION_MODE_UNSUPPORTED and HARNESS_AUTH_UNSUPPORTED refuse a deploy whose executionMode or harnessAuth method the installation's compute driver cannot run (the same codes a deployment admitted earlier fails with).
+// ErrorDetailCode What is wrong at path. EXECUTION_MODE_UNSUPPORTED, HARNESS_AUTH_UNSUPPORTED and SECRET_ENVIRONMENT_UNSUPPORTED refuse a deploy whose executionMode, harnessAuth method or Configuration secretBindings the installation's compute driver cannot run (the same codes a deployment admitted earlier fails with).
 type ErrorDetailCode string
 
 // ExecutionMode defines model for ExecutionMode.
