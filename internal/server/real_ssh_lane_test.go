@@ -83,6 +83,33 @@ func TestRealOpenClawSSHLane(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// occ delivers no Secret to an SSH host: an Agent whose Configuration
+	// binds one is refused at deploy, naming the setting, with nothing
+	// admitted.
+	r = e.call("POST", w.path("/secrets"), e.admin, map[string]any{"name": "slack-token", "value": "xoxb-never-delivered"})
+	if r.Status != 201 {
+		t.Fatalf("create secret = %d %v", r.Status, r.Body)
+	}
+	r = e.call("POST", w.path("/configurations"), e.admin, map[string]any{"name": "ssh-bound", "kind": "agent", "values": doc,
+		"secretBindings": map[string]any{"SLACK_BOT_TOKEN": map[string]any{"source": map[string]any{"kind": "secret", "namespaceId": w.ns, "id": r.data()["id"]}}}})
+	if r.Status != 201 {
+		t.Fatalf("create configuration with a Secret binding = %d %v", r.Status, r.Body)
+	}
+	r = e.call("POST", w.path("/agents"), e.admin, map[string]any{"name": "bound", "configurationId": r.data()["id"],
+		"harnessAuth": map[string]any{"method": "runtime"}})
+	if r.Status != 201 {
+		t.Fatalf("create agent = %d %v", r.Status, r.Body)
+	}
+	bound := r.data()["id"].(string)
+	r = e.call("POST", w.path("/agents/"+bound+"/deploy"), e.admin, nil)
+	if details, _ := r.Body["error"].(map[string]any)["details"].([]any); r.Status != 400 || len(details) != 1 ||
+		details[0].(map[string]any)["code"] != "SECRET_ENVIRONMENT_UNSUPPORTED" || details[0].(map[string]any)["path"] != "/secretBindings" {
+		t.Fatalf("deploy of an Agent whose Configuration binds a Secret = %d %v; want 400 SECRET_ENVIRONMENT_UNSUPPORTED at /secretBindings", r.Status, r.Body)
+	}
+	if r := e.call("GET", w.path("/agents/"+bound+"/revisions"), e.admin, nil); r.Status != 200 || len(r.Body["data"].([]any)) != 0 {
+		t.Fatalf("revisions after the refused deploy = %d %v; want none", r.Status, r.Body)
+	}
+
 	began := time.Now()
 	rev1, _ := w.deploy(agent)
 	if st, _ := w.waitDeployment(agent, rev1, 8*time.Minute); st["status"] != "succeeded" || st["error"] != nil {

@@ -135,8 +135,12 @@ func TestSSHConformance(t *testing.T) {
 			Options: computetest.Options{
 				ReadyTimeout:     3 * time.Minute,
 				Poll:             250 * time.Millisecond,
-				SlowStart:        computetest.FakeGatewaySlowStart,
-				RejectCredential: computetest.FakeGatewayRejectCredential,
+				SlowStart: func(s compute.RevisionSpec) compute.RevisionSpec {
+					return viaOperatorEnv(t, d, computetest.FakeGatewaySlowStart(s))
+				},
+				RejectCredential: func(s compute.RevisionSpec) compute.RevisionSpec {
+					return viaOperatorEnv(t, d, computetest.FakeGatewayRejectCredential(s))
+				},
 			},
 		}
 	})

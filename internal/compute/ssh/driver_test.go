@@ -400,7 +400,7 @@ func TestRuntimeMethodRunsNoModelProbe(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = d.DeleteNamespace(context.Background(), ns) })
 	a := compute.AgentRef{NamespaceID: ns.ID, AgentID: occ.NewID(occ.PrefixAgent)}
-	s := computetest.FakeGatewayRejectCredential(spec(a, 1))
+	s := viaOperatorEnv(t, d, computetest.FakeGatewayRejectCredential(spec(a, 1)))
 	s.HarnessAuthMethod = occ.HarnessRuntime
 	awaitReady(t, d, s)
 	if n := computetest.FakeGatewayModelProbes(t, d, s.RevisionRef); n != 0 {

@@ -1,11 +1,15 @@
 package ssh_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/ssh"
 	"github.com/openclaw/occ/internal/compute/ssh/sshtest"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
@@ -101,4 +105,24 @@ func open(t testing.TB, edit ...func(*ssh.Options)) *ssh.Driver {
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
+}
+
+// viaOperatorEnv writes the spec's environment into the Agent's
+// operator environment file on the host, as an operator puts model
+// credentials there before the first deploy (docs/SSH.md), and returns the
+// spec without it: the driver delivers no environment of occ's. The fake
+// gateway's settings (slow start, a rejected key) reach it this way.
+func viaOperatorEnv(t testing.TB, d *ssh.Driver, s compute.RevisionSpec) compute.RevisionSpec {
+	t.Helper()
+	var lines strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		lines.WriteString(k + "=" + s.Env[k] + "\n")
+	}
+	dir := d.Paths(s.AgentRef).Dir
+	script := "mkdir -p " + dir + " && printf '%s' '" + lines.String() + "' > " + dir + "/env && chmod 0600 " + dir + "/env"
+	if _, err := testHost(t).Run(script); err != nil {
+		t.Fatalf("write the operator's environment file: %v", err)
+	}
+	s.Env = nil
+	return s
 }
