@@ -90,6 +90,9 @@ type Driver struct {
 	// verified maps an Agent to the container whose model credential was
 	// probed once (the probe is not repeated for the same container).
 	verified map[compute.AgentRef]string
+	// held maps an Agent to its dedicated revision held by the harness's
+	// login or probe (answered again without a second one).
+	held map[compute.AgentRef]heldRevision
 	// opened is when the driver was made: a container started before
 	// then may have been probed by an earlier occ (probedBefore).
 	opened time.Time
@@ -136,22 +139,24 @@ func New(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker compute driver: %w", err)
 	}
-	return &Driver{o: o, e: engine{a}, verified: map[compute.AgentRef]string{}, opened: time.Now()}, nil
+	return &Driver{o: o, e: engine{a}, verified: map[compute.AgentRef]string{}, held: map[compute.AgentRef]heldRevision{}, opened: time.Now()}, nil
 }
 
 // Name implements compute.Driver.
 func (d *Driver) Name() string { return "docker" }
 
 // Capabilities implements compute.Driver: embedded OpenClaw with an API key
-// delivered in the container's environment, and gateway state on volumes
-// that survive stops and revisions. Dedicated Codex, the runtime harness
+// delivered in the container's environment; dedicated Codex (harness.go),
+// its harness container getting api_key, codex_pat, chatgpt_service_account
+// or credential_source, the gateway container none of them; and gateway
+// state on volumes that survive stops and revisions. The runtime harness
 // method (the seed: Docker rejects it), plugins, initial workspace files
-// and the native admin UI are not run here yet and are refused at
-// admission.
+// and the native admin UI are not run here and are refused at admission.
+// Every call returns new slices.
 func (d *Driver) Capabilities() compute.Capabilities {
 	return compute.Capabilities{
-		ExecutionModes:     []string{occ.ExecutionEmbedded},
-		HarnessAuthMethods: []string{occ.HarnessAPIKey},
+		ExecutionModes:     []string{occ.ExecutionEmbedded, occ.ExecutionDedicated},
+		HarnessAuthMethods: []string{occ.HarnessAPIKey, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource},
 		PersistentState:    true,
 	}
 }

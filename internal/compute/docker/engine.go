@@ -114,7 +114,7 @@ type containerJSON struct {
 	Mounts          []struct{ Type, Name, Source, Destination string }
 	NetworkSettings struct {
 		Ports    map[string][]portBinding
-		Networks map[string]struct{ NetworkID string }
+		Networks map[string]struct{ NetworkID, IPAddress string }
 	}
 }
 

@@ -315,6 +315,8 @@ const ImageRef = "occ-test/fakegateway:1"
 // GatewayImage builds the test gateway image once per daemon and returns
 // its name: no more than the driver asks of an image — the fake gateway
 // (built with CGO_ENABLED=0) as the entry point /usr/local/bin/openclaw,
+// the fake Codex CLI (gatewaytest.CodexBinaryPackage, likewise) as
+// /usr/local/bin/codex for dedicated revisions,
 // the host's node with the libraries it links (the driver's wrapper runs
 // it), /etc/passwd and /etc/group naming node (1000:1000) and /tmp —
 // imported with the engine's image import (no registry is involved).
@@ -329,6 +331,7 @@ func (d *Daemon) GatewayImage(t testing.TB) string {
 
 func (d *Daemon) buildImage(t testing.TB) (string, error) {
 	bin := gatewaytest.BuildStaticBinary(t)
+	codex := gatewaytest.BuildStaticCodexBinary(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return "", fmt.Errorf("dockertest: node is not on PATH (Debian's nodejs; scripts/test installs npm, which brings it): %w", err)
@@ -374,6 +377,9 @@ func (d *Daemon) buildImage(t testing.TB) (string, error) {
 	file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/home/node:/sbin/nologin\n"))
 	file("etc/group", 0o644, []byte("root:x:0:\nnode:x:1000:\n"))
 	if err := copyFile("usr/local/bin/openclaw", bin); err != nil {
+		return "", err
+	}
+	if err := copyFile("usr/local/bin/codex", codex); err != nil {
 		return "", err
 	}
 	if err := copyFile("usr/local/bin/node", node); err != nil {

@@ -1,0 +1,407 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/gateway"
+	"github.com/openclaw/occ/internal/occ"
+)
+
+// A dedicated revision (executionMode dedicated) runs two containers of
+// the gateway image: the harness, the Codex app-server holding the model
+// credential, and the gateway, configured for the codex agent runtime over
+// WebSocket to it (docs/DOCKER.md, "Dedicated Codex"). The harness
+// container:
+//
+//  1. is created with the harness wrapper as its first process
+//     (harnessWrapper), which waits until occ writes serveFile into the
+//     Codex volume before it runs the app-server; its command line holds
+//     the SHA-256 of the app-server's token, never a secret;
+//  2. once started, occ logs it in with an exec whose stdin carries the
+//     credential (compute.CodexLogin: nothing of it in the container's
+//     configuration), then probes the model with an exec (`codex exec`);
+//     a failure is held with the shared codes and the container removed;
+//  3. then occ writes serveFile and the app-server starts, supervised by
+//     the engine (restart policy unless-stopped); occ waits for its /readyz
+//     through its port published on 127.0.0.1;
+//  4. the gateway container, created after, gets the app-server's URL
+//     (the harness's address on the Namespace's network) in its rendered
+//     document and the token in its environment (gateway.CodexTokenEnv),
+//     and the codex plugin is installed into its state volume before its
+//     first start (installPlugin).
+
+// Where things are in the harness container: the Codex volume at
+// CodexMount, CODEX_HOME in it (the harness user's), serveFile at its
+// root (root's).
+const (
+	CodexMount = "/var/lib/codex"
+	CodexHome  = CodexMount + "/" + codexHomeSubdir
+	// AppServerPort is the app-server's port in the harness container (on
+	// every interface: the gateway container connects to it).
+	AppServerPort   = 4500
+	codexHomeSubdir = "home"
+	serveFile       = "serve"
+	// codexProgram is the Codex CLI on the image's PATH.
+	codexProgram = "codex"
+	// pluginTimeout bounds the codex plugin's install.
+	pluginTimeout = 10 * time.Minute
+	// pluginMarker, at the root of the state volume, names the plugin
+	// spec installed into the gateway's state.
+	pluginMarker = "codex-plugin"
+	// pluginScratch is the configuration the plugin install writes (the
+	// gateway's own is occ's).
+	pluginScratch = StateDir + "/plugin-install.json"
+)
+
+// CodexPluginSpec is the npm spec of the gateway's codex plugin.
+var CodexPluginSpec = agentruntime.CodexPluginPackage + "@" + agentruntime.CodexPluginVersion
+
+// harnessWrapper is the harness container's first process (`node -e
+// harnessWrapper <serveFile> <sha256> codex … app-server …`): it waits
+// until serveFile holds the SHA-256 its command line names (occ writes it
+// after the login and the probe passed, for this container only), then
+// runs the app-server as its child, forwards SIGTERM and SIGINT (SIGKILL
+// 8 s later) and exits with its code.
+const harnessWrapper = `'use strict';
+const fs = require('fs'), { spawn } = require('child_process');
+const [serve, want, cmd, ...args] = process.argv.slice(1);
+let child = null;
+for (const s of ['SIGTERM', 'SIGINT']) {
+  process.on(s, () => {
+    if (!child) process.exit(0);
+    child.kill(s); setTimeout(() => child.kill('SIGKILL'), 8000).unref();
+  });
+}
+const ready = () => { try { return fs.readFileSync(serve, 'utf8').trim() === want; } catch { return false; } };
+const poll = setInterval(() => {
+  if (!ready()) return;
+  clearInterval(poll);
+  child = spawn(cmd, args, { stdio: 'inherit' });
+  child.on('error', (e) => { console.error('occ harness wrapper: ' + e.message); process.exit(127); });
+  child.on('exit', (code) => process.exit(code === null ? 128 : code));
+}, 200);
+`
+
+// heldRevision is a dedicated revision's held failure, kept so that
+// PrepareRevision answers it again without a second login or probe.
+type heldRevision struct {
+	revisionID string
+	r          compute.Readiness
+}
+
+// harnessOf returns the Agent's harness container: found false when none
+// exists; an error when one exists without occ's labels for the Agent.
+func (d *Driver) harnessOf(ctx context.Context, a compute.AgentRef) (containerJSON, bool, error) {
+	return d.owned(ctx, HarnessName(a), AgentLabels(a, RoleHarness))
+}
+
+// appServer is a running harness's app-server as its gateway reaches it.
+type appServer struct {
+	harnessID string
+	url       string
+	token     string
+}
+
+// prepareHarness makes the revision's harness run, logged in, probed and
+// serving, and returns its app-server; done with r when the revision is
+// held or not there yet.
+func (d *Driver) prepareHarness(ctx context.Context, spec compute.RevisionSpec) (as appServer, r compute.Readiness, done bool, err error) {
+	a := spec.AgentRef
+	d.mu.Lock()
+	h, isHeld := d.held[a]
+	d.mu.Unlock()
+	if isHeld && h.revisionID == spec.RevisionID {
+		return as, h.r, true, nil
+	}
+	c, found, err := d.harnessOf(ctx, a)
+	if err != nil {
+		return as, r, false, err
+	}
+	if found && c.Config.Labels[LabelRevision] != spec.RevisionID {
+		if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
+			return as, r, false, classify(err)
+		}
+		found = false
+	}
+	if found {
+		// Its token is only in the gateway container occ creates right
+		// after it: a harness without that gateway (an occ stopped in
+		// between) is replaced, with a new login and probe.
+		if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
+			return as, r, false, classify(err)
+		}
+	}
+	serve, token, err := compute.CodexAppServerArgs("ws://0.0.0.0:" + itoa(AppServerPort))
+	if err != nil {
+		return as, r, false, err
+	}
+	want := serve[len(serve)-1] // the token's SHA-256
+	overrides := compute.CodexOverrides(spec.Document, spec.HarnessEnv[compute.HarnessBaseURLEnv], spec.HarnessEnv[compute.HarnessWorkspaceEnv])
+	argv := append(append([]string{CodexMount + "/" + serveFile, want, codexProgram}, overrides...), serve...)
+	id, err := d.e.createContainer(ctx, HarnessName(a), d.harnessSpec(spec, argv))
+	switch {
+	case isConflict(err): // another occ process creates it meanwhile
+		return as, compute.Readiness{PendingReason: occ.PendingGatewayStarting}, true, nil
+	case err != nil:
+		return as, r, false, classify(err)
+	}
+	if err := d.e.putArchive(ctx, id, CodexMount, codexArchive()); err != nil {
+		return as, r, false, classify(err)
+	}
+	if err := d.e.startContainer(ctx, id); err != nil {
+		return as, r, false, classify(err)
+	}
+	if held, ok, err := d.verifyHarness(ctx, id, spec, overrides); err != nil || ok {
+		if err != nil || held.Held {
+			// The container goes (and with it a probe that did not
+			// return); a held verdict stays until a new revision.
+			_ = d.e.removeContainer(context.WithoutCancel(ctx), id, StopSeconds)
+		}
+		if held.Held {
+			d.mu.Lock()
+			d.held[a] = heldRevision{revisionID: spec.RevisionID, r: held}
+			d.mu.Unlock()
+			d.o.Logger.Info("dedicated revision held by its harness", "agent", a.AgentID, "revision", spec.RevisionID, "code", held.RuntimeFailure.Code)
+		}
+		return as, held, err == nil, err
+	}
+	content := []byte(want + "\n")
+	if err := d.e.putArchive(ctx, id, CodexMount, fileArchive(serveFile, 0o444, 0, content)); err != nil {
+		return as, r, false, classify(err)
+	}
+	c, err = d.e.inspectContainer(ctx, id)
+	if err != nil {
+		return as, r, false, classify(err)
+	}
+	if err := d.awaitAppServer(ctx, id); err != nil {
+		_ = d.e.removeContainer(context.WithoutCancel(ctx), id, StopSeconds)
+		return as, r, false, err
+	}
+	ip := harnessAddress(c, NetworkName(spec.NamespaceID))
+	if ip == "" {
+		return as, r, false, fmt.Errorf("harness container %s has no address on network %s", HarnessName(a), NetworkName(spec.NamespaceID))
+	}
+	d.o.Logger.Info("harness serving", "agent", a.AgentID, "revision", spec.RevisionID, "container", id)
+	return appServer{harnessID: id, url: "ws://" + ip + ":" + itoa(AppServerPort), token: token}, r, false, nil
+}
+
+// verifyHarness logs the harness in with the revision's credential (on
+// the exec's stdin) and probes the model. ok false: both passed;
+// otherwise r is the answer (a held failure, or pending when ctx ended).
+func (d *Driver) verifyHarness(ctx context.Context, id string, spec compute.RevisionSpec, overrides []string) (r compute.Readiness, ok bool, err error) {
+	login, secret, held := compute.CodexLogin(spec.HarnessEnv)
+	if held != nil {
+		return *held, true, nil
+	}
+	cmd := append(append([]string{codexProgram}, overrides...), login...)
+	lctx, cancel := context.WithTimeout(ctx, compute.HarnessLoginTimeout)
+	res, err := d.e.exec(lctx, id, cmd, secret+"\n")
+	cancel()
+	switch {
+	case ctx.Err() != nil:
+		return compute.Readiness{PendingReason: occ.PendingGatewayStarting}, true, nil
+	case err != nil && lctx.Err() != nil:
+		return compute.HarnessHeld(compute.HarnessCheckLogin, occ.DeployRuntimeStartup, nil), true, nil
+	case err != nil:
+		return r, false, classify(err)
+	case res.ExitCode != 0:
+		d.o.Logger.Warn("harness login failed", "agent", spec.AgentID, "exit", res.ExitCode)
+		return compute.CodexLoginFailed(res.Out), true, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, d.o.ModelProbeTimeout)
+	defer cancel()
+	res, err = d.e.exec(pctx, id, append(append([]string{codexProgram}, overrides...), compute.CodexProbeArgs(spec.Document)...), "")
+	switch {
+	case ctx.Err() != nil:
+		return compute.Readiness{PendingReason: occ.PendingGatewayStarting}, true, nil
+	case err != nil && pctx.Err() != nil:
+		return compute.CodexProbeTimedOut(), true, nil
+	case err != nil:
+		return r, false, classify(err)
+	case res.ExitCode != 0:
+		return compute.CodexProbeVerdict(res.Out), true, nil
+	}
+	return r, false, nil
+}
+
+// awaitAppServer waits until the harness's app-server answers /readyz
+// through its published port (compute.HarnessAppServerWait at most).
+func (d *Driver) awaitAppServer(ctx context.Context, id string) error {
+	deadline := time.Now().Add(compute.HarnessAppServerWait)
+	for {
+		c, err := d.e.inspectContainer(ctx, id)
+		if err != nil {
+			return classify(err)
+		}
+		if containerPhase(c) == containerFailed {
+			return fmt.Errorf("the harness container %s exited (code %d) before its app-server answered", c.Name, c.State.ExitCode)
+		}
+		if appServerReady(ctx, c) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the harness app-server of %s did not answer /readyz within %v", c.Name, compute.HarnessAppServerWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// appServerReady asks the harness container's app-server its /readyz
+// through the port published on 127.0.0.1.
+func appServerReady(ctx context.Context, c containerJSON) bool {
+	port := ""
+	for _, b := range c.NetworkSettings.Ports[portKey(AppServerPort)] {
+		if b.HostIP == "127.0.0.1" && b.HostPort != "" {
+			port = b.HostPort
+		}
+	}
+	if port == "" || !running(c) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:"+port+"/readyz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// harnessAddress is the container's address on the network: the gateway
+// container reaches the app-server there (an engine without its embedded
+// DNS, as with iptables off, resolves no container name).
+func harnessAddress(c containerJSON, net string) string {
+	return c.NetworkSettings.Networks[net].IPAddress
+}
+
+// harnessSpec is the harness container of a revision: hardened like the
+// gateway's, its Codex volume its only mount, joined to the Namespace's
+// network, the app-server's port published on 127.0.0.1 only (occ's
+// readiness and diagnostics). Its environment holds no secret.
+func (d *Driver) harnessSpec(spec compute.RevisionSpec, argv []string) containerCreate {
+	port := portKey(AppServerPort)
+	c := d.hardened(spec.NamespaceID, []mount{{Type: "volume", Source: CodexVolumeName(spec.AgentRef), Target: CodexMount}})
+	c.containerConfig = containerConfig{
+		User: GatewayUser, Image: d.o.GatewayImage,
+		Env:        []string{"HOME=" + HomeDir, "CODEX_HOME=" + CodexHome, "RUST_LOG=warn,codex_otel=off"},
+		Entrypoint: []string{"node", "-e", harnessWrapper}, Cmd: argv,
+		Labels:       roleRevisionLabels(spec, RoleHarness, "", d.o.GatewayImage),
+		ExposedPorts: map[string]struct{}{port: {}}, StopSignal: "SIGTERM", StopTimeout: intPtr(StopSeconds),
+	}
+	c.HostConfig.PortBindings = map[string][]portBinding{port: {{HostIP: "127.0.0.1"}}}
+	c.NetworkingConfig = networkingConfig{EndpointsConfig: map[string]endpointSettings{NetworkName(spec.NamespaceID): {Aliases: []string{HarnessName(spec.AgentRef)}}}}
+	return c
+}
+
+func intPtr(n int) *int { return &n }
+
+// codexArchive is the Codex home in its volume, the harness user's.
+func codexArchive() *bytes.Reader {
+	return archive(func(tw *tar.Writer, now time.Time) {
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: codexHomeSubdir + "/", Mode: 0o700, Uid: gatewayID, Gid: gatewayID, ModTime: now})
+	})
+}
+
+// installPlugin installs the codex plugin into the gateway's state volume
+// once (pluginMarker), through the gateway container c, created and not
+// started: a one-shot container of the gateway image runs `openclaw plugins
+// install <spec> --pin` on the same volume (the gateway trusts only a
+// plugin whose install record its own CLI wrote; docs/DOCKER.md).
+func (d *Driver) installPlugin(ctx context.Context, spec compute.RevisionSpec, gw string, entrypoint []string) error {
+	if strings.TrimSpace(d.readFile(ctx, gw, DataDir+"/"+pluginMarker)) == CodexPluginSpec {
+		return nil
+	}
+	a := spec.AgentRef
+	name := pluginInstallName(a)
+	if old, found, err := d.owned(ctx, name, AgentLabels(a, RolePluginInstall)); err != nil {
+		return err
+	} else if found {
+		if err := d.e.removeContainer(ctx, old.ID, StopSeconds); err != nil {
+			return classify(err)
+		}
+	}
+	c := d.hardened(spec.NamespaceID, []mount{{Type: "volume", Source: StateVolumeName(a), Target: DataDir}})
+	c.containerConfig = containerConfig{
+		User: GatewayUser, Image: d.o.GatewayImage,
+		Env:        []string{"HOME=" + HomeDir, "OPENCLAW_STATE_DIR=" + StateDir, "OPENCLAW_CONFIG_PATH=" + pluginScratch},
+		Entrypoint: entrypoint, Cmd: []string{"plugins", "install", CodexPluginSpec, "--pin"},
+		Labels: AgentLabels(a, RolePluginInstall),
+	}
+	c.HostConfig.RestartPolicy = restartPolicy{Name: "no"}
+	id, err := d.e.createContainer(ctx, name, c)
+	if err != nil {
+		return classify(err)
+	}
+	defer func() { _ = d.e.removeContainer(context.WithoutCancel(ctx), id, StopSeconds) }()
+	scratch := []byte("{}\n")
+	if err := d.e.putArchive(ctx, id, StateDir, fileArchive(path.Base(pluginScratch), 0o600, gatewayID, scratch)); err != nil {
+		return classify(err)
+	}
+	began := time.Now()
+	if err := d.e.startContainer(ctx, id); err != nil {
+		return classify(err)
+	}
+	code, err := d.e.wait(ctx, id, pluginTimeout)
+	if err != nil {
+		return classify(err)
+	}
+	if code != 0 {
+		var out tailDemux
+		_ = d.e.containerLogs(ctx, id, 50, &out)
+		d.o.Logger.Warn("codex plugin install failed", "agent", a.AgentID, "exit", code, "output", string(out.payload.Bytes()))
+		return compute.PermanentWith(occ.DeployPluginInstallFailed, map[string]any{"pluginId": agentruntime.CodexPluginPackage},
+			fmt.Errorf("install %s into the gateway's state: exit %d", CodexPluginSpec, code))
+	}
+	marker := []byte(CodexPluginSpec + "\n")
+	if err := d.e.putArchive(ctx, gw, DataDir, fileArchive(pluginMarker, 0o444, 0, marker)); err != nil {
+		return classify(err)
+	}
+	d.o.Logger.Info("codex plugin installed into the gateway's state", "agent", a.AgentID, "spec", CodexPluginSpec, "in", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// readFile reads a small file of a container ("" when it cannot).
+func (d *Driver) readFile(ctx context.Context, id, path string) string {
+	var buf bytes.Buffer
+	if d.e.getArchive(ctx, id, path, &buf) != nil {
+		return ""
+	}
+	tr := tar.NewReader(&buf)
+	if _, err := tr.Next(); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(tr, 1<<20))
+	return string(b)
+}
+
+// codexEnv is the gateway container's part of the app-server: its token.
+func codexEnv(as *appServer) []string {
+	if as == nil {
+		return nil
+	}
+	return []string{gateway.CodexTokenEnv + "=" + as.token}
+}
+
+// harnessServes reports whether the dedicated gateway container c's
+// harness container is still the one it was made for.
+func (d *Driver) harnessServes(ctx context.Context, c containerJSON) bool {
+	a := compute.AgentRef{NamespaceID: c.Config.Labels[LabelNamespace], AgentID: c.Config.Labels[LabelAgent]}
+	h, found, err := d.harnessOf(ctx, a)
+	return err == nil && found && h.ID == c.Config.Labels[LabelHarness]
+}
