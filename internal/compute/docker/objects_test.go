@@ -452,16 +452,19 @@ func TestDockerRefusals(t *testing.T) {
 	if _, err := docker.New(docker.Options{Host: "ssh://root@host", GatewayImage: "x", GatewayPort: 8080}); err == nil || !strings.Contains(err.Error(), docker.SettingHost) {
 		t.Errorf("an ssh host: %v, want a refusal naming %s", err, docker.SettingHost)
 	}
-	// The contract's admission: dedicated mode and the runtime harness
-	// method are refused with their codes.
-	spec := specOf(rev, 1)
-	spec.ExecutionMode = occ.ExecutionDedicated
-	if _, err := open(t).PrepareRevision(ctx, spec); compute.PermanentCode(err) != occ.DeployExecutionModeUnsupported {
-		t.Errorf("dedicated: %v, want %s", err, occ.DeployExecutionModeUnsupported)
-	}
+	// The contract's admission: the runtime harness method is refused
+	// with its code, in either mode; dedicated Codex with the methods the
+	// harness container takes is admitted.
 	caps := open(t).Capabilities()
-	if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: occ.ExecutionEmbedded, HarnessAuthMethod: occ.HarnessRuntime}); r == nil || r.Code != occ.DeployHarnessAuthUnsupported {
-		t.Errorf("runtime harness auth: %+v, want %s", r, occ.DeployHarnessAuthUnsupported)
+	for _, mode := range []string{occ.ExecutionEmbedded, occ.ExecutionDedicated} {
+		if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: mode, HarnessAuthMethod: occ.HarnessRuntime}); r == nil || r.Code != occ.DeployHarnessAuthUnsupported {
+			t.Errorf("runtime harness auth, %s: %+v, want %s", mode, r, occ.DeployHarnessAuthUnsupported)
+		}
+	}
+	for _, m := range []string{occ.HarnessAPIKey, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource} {
+		if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m}); r != nil {
+			t.Errorf("dedicated with %s: refused %+v, want admitted", m, r)
+		}
 	}
 }
 
