@@ -85,6 +85,9 @@ type Driver struct {
 	// podman is set by Preflight for Podman's service (its tmpfs options
 	// differ).
 	podman bool
+	// dedicated is set by Preflight when the gateway image runs dedicated
+	// Codex (LabelDedicatedCodex).
+	dedicated bool
 
 	mu sync.Mutex
 	// verified maps an Agent to the container whose model credential was
@@ -145,20 +148,32 @@ func New(o Options) (*Driver, error) {
 // Name implements compute.Driver.
 func (d *Driver) Name() string { return "docker" }
 
+// LabelDedicatedCodex, on a gateway image, says it runs dedicated Codex: its
+// value is the codex plugin spec its OpenClaw CLI installs (`plugins install
+// <spec> --pin`, CodexPluginSpec) and `codex` is on its PATH. Preflight
+// reads it; without it the driver does not declare dedicated.
+const LabelDedicatedCodex = "dev.openclaw.occ.dedicated-codex"
+
 // Capabilities implements compute.Driver: embedded OpenClaw with an API key
-// delivered in the container's environment; dedicated Codex (harness.go),
-// its harness container getting api_key, codex_pat, chatgpt_service_account
-// or credential_source, the gateway container none of them; and gateway
-// state on volumes that survive stops and revisions. The runtime harness
-// method (the seed: Docker rejects it), plugins, initial workspace files
-// and the native admin UI are not run here and are refused at admission.
-// Every call returns new slices.
+// delivered in the container's environment; when the gateway image says it
+// can (LabelDedicatedCodex, read by Preflight before serving), dedicated
+// Codex (harness.go), its harness container getting api_key, codex_pat,
+// chatgpt_service_account or credential_source, the gateway container none
+// of them; and gateway state on volumes that survive stops and revisions.
+// The runtime harness method (the seed: Docker rejects it), plugins,
+// initial workspace files and the native admin UI are not run here and are
+// refused at admission. Every call returns new slices.
 func (d *Driver) Capabilities() compute.Capabilities {
-	return compute.Capabilities{
-		ExecutionModes:     []string{occ.ExecutionEmbedded, occ.ExecutionDedicated},
-		HarnessAuthMethods: []string{occ.HarnessAPIKey, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource},
+	c := compute.Capabilities{
+		ExecutionModes:     []string{occ.ExecutionEmbedded},
+		HarnessAuthMethods: []string{occ.HarnessAPIKey},
 		PersistentState:    true,
 	}
+	if d.dedicated {
+		c.ExecutionModes = append(c.ExecutionModes, occ.ExecutionDedicated)
+		c.HarnessAuthMethods = append(c.HarnessAuthMethods, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource)
+	}
+	return c
 }
 
 // Close releases idle connections; gateways keep running.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -456,6 +457,7 @@ func TestDockerRefusals(t *testing.T) {
 	// with its code, in either mode; dedicated Codex with the methods the
 	// harness container takes is admitted.
 	caps := open(t).Capabilities()
+	var spec compute.RevisionSpec
 	for _, mode := range []string{occ.ExecutionEmbedded, occ.ExecutionDedicated} {
 		if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: mode, HarnessAuthMethod: occ.HarnessRuntime}); r == nil || r.Code != occ.DeployHarnessAuthUnsupported {
 			t.Errorf("runtime harness auth, %s: %+v, want %s", mode, r, occ.DeployHarnessAuthUnsupported)
@@ -465,6 +467,23 @@ func TestDockerRefusals(t *testing.T) {
 		if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m}); r != nil {
 			t.Errorf("dedicated with %s: refused %+v, want admitted", m, r)
 		}
+	}
+
+	// A gateway image that does not say it runs dedicated Codex (its
+	// label emptied): dedicated is not declared, and refused with its code.
+	var created struct{ ID string `json:"Id"` }
+	dd.MustDo(t, http.MethodPost, "/containers/create", map[string]any{"Image": dd.GatewayImage(t)}, &created)
+	t.Cleanup(func() { _, _, _ = dd.Do(http.MethodDelete, "/containers/"+created.ID+"?force=1", nil) })
+	dd.MustDo(t, http.MethodPost, "/commit?"+url.Values{"container": {created.ID}, "repo": {"occ-test/embedded-only"}, "tag": {"1"},
+		"changes": {"LABEL " + docker.LabelDedicatedCodex + "="}}.Encode(), nil, nil)
+	plain := open(t, func(o *docker.Options) { o.GatewayImage = "occ-test/embedded-only:1" })
+	if r := plain.Capabilities().Refusal("docker", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: occ.HarnessAPIKey}); r == nil || r.Code != occ.DeployExecutionModeUnsupported {
+		t.Errorf("dedicated on an image without %s: %+v, want %s", docker.LabelDedicatedCodex, r, occ.DeployExecutionModeUnsupported)
+	}
+	spec = specOf(rev, 1)
+	spec.ExecutionMode = occ.ExecutionDedicated
+	if _, err := plain.PrepareRevision(ctx, spec); compute.PermanentCode(err) != occ.DeployExecutionModeUnsupported {
+		t.Errorf("dedicated on an image without %s: %v, want %s", docker.LabelDedicatedCodex, err, occ.DeployExecutionModeUnsupported)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
@@ -398,7 +399,9 @@ func (d *Daemon) buildImage(t testing.TB) (string, error) {
 	// Imported as :latest, then tagged: Podman 4.3's import ignores the
 	// tag parameter.
 	q := url.Values{"fromSrc": {"-"}, "repo": {repo},
-		"changes": {`ENTRYPOINT ["/usr/local/bin/openclaw"]`, "USER 1000:1000", "ENV PATH=/usr/local/bin:/usr/bin:/bin"}}
+		"changes": {`ENTRYPOINT ["/usr/local/bin/openclaw"]`, "USER 1000:1000", "ENV PATH=/usr/local/bin:/usr/bin:/bin",
+			// Its CLI installs the codex plugin, and codex is on PATH.
+			"LABEL " + docker.LabelDedicatedCodex + "=" + docker.CodexPluginSpec}}
 	status, b, err := d.Do(http.MethodPost, "/images/create?"+q.Encode(), &buf)
 	if err != nil || status != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) {
 		return "", fmt.Errorf("dockertest: import the gateway image: %d %v %s", status, err, b)
