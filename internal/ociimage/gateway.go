@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
 )
 
@@ -32,6 +33,10 @@ const (
 	// package's platform binary, statically linked against musl, so it
 	// needs no library of this machine).
 	CodexNative = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+	// NPMOnPath runs the npm CLI the Codex install carries (a script for
+	// the image's node: the image has no /usr/bin/env for npm's own
+	// shebang); the gateway's `plugins install` runs `npm`.
+	NPMOnPath = "/usr/local/bin/npm"
 )
 
 // Labels of the images (OCI annotations' reverse-DNS style).
@@ -121,9 +126,21 @@ func Gateway(ctx context.Context, rt agentruntime.Runtime, codex *agentruntime.C
 		if err != nil {
 			return Spec{}, nil, err
 		}
-		layers[0] = append(layers[0], Symlink(CodexOnPath, path.Join(CodexRoot, CodexNative)))
+		cli, err := filepath.Rel(codex.Dir, codex.NPMCLI)
+		if err != nil || strings.HasPrefix(cli, "..") {
+			return Spec{}, nil, fmt.Errorf("npm %s is outside the Codex install %s", codex.NPMCLI, codex.Dir)
+		}
+		cache, err := filepath.Rel(codex.Dir, codex.NPMCache)
+		if err != nil || strings.HasPrefix(cache, "..") {
+			return Spec{}, nil, fmt.Errorf("the npm cache %s is outside the Codex install %s", codex.NPMCache, codex.Dir)
+		}
+		npm := fmt.Sprintf("#!%s\nrequire(%q)\n", NodeOnPath, path.Join(CodexRoot, filepath.ToSlash(cli)))
+		layers[0] = append(layers[0], Symlink(CodexOnPath, path.Join(CodexRoot, CodexNative)), File(NPMOnPath, 0o755, []byte(npm)))
 		layers = append(layers, ctree)
 		labels[LabelCodex] = codex.CodexVersion
+		// What the Docker driver reads to run dedicated Codex on it.
+		labels[docker.LabelDedicatedCodex] = codex.PluginSpec()
+		labels[docker.LabelNPMCache] = path.Join(CodexRoot, filepath.ToSlash(cache))
 	}
 	uid := fmt.Sprint(kubernetes.GatewayUID)
 	return Spec{

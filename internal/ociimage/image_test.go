@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/ociimage"
@@ -432,7 +433,9 @@ func TestGatewayImageCarriesCodex(t *testing.T) {
 	dir := t.TempDir()
 	native := filepath.Join(dir, filepath.FromSlash(ociimage.CodexNative))
 	plugin := filepath.Join(dir, "node_modules", "@openclaw", "codex", "package.json")
-	for p, b := range map[string][]byte{native: []byte("codex"), plugin: []byte(`{"name":"@openclaw/codex"}`)} {
+	npmCLI := filepath.Join(dir, "node_modules", "npm", "bin", "npm-cli.js")
+	cacheIndex := filepath.Join(dir, "npm-cache", "_cacache", "index")
+	for p, b := range map[string][]byte{native: []byte("codex"), plugin: []byte(`{"name":"@openclaw/codex"}`), npmCLI: []byte("// npm"), cacheIndex: []byte("i")} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +443,8 @@ func TestGatewayImageCarriesCodex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	codex := agentruntime.Codex{Dir: dir, CodexVersion: agentruntime.CodexVersion, PluginVersion: agentruntime.CodexPluginVersion}
+	codex := agentruntime.Codex{Dir: dir, CodexVersion: agentruntime.CodexVersion, PluginVersion: agentruntime.CodexPluginVersion,
+		NPMCLI: npmCLI, NPMCache: filepath.Join(dir, "npm-cache")}
 	spec, _, err := ociimage.Gateway(context.Background(), rt, &codex, ociimage.CACertificates)
 	if err != nil {
 		t.Fatal(err)
@@ -458,12 +462,22 @@ func TestGatewayImageCarriesCodex(t *testing.T) {
 	if l := layers[0][ociimage.CodexOnPath]; l.hdr == nil || l.hdr.Typeflag != tar.TypeSymlink || l.hdr.Linkname != ociimage.CodexRoot+"/"+ociimage.CodexNative {
 		t.Errorf("%s: %+v, want a link to the native Codex CLI", ociimage.CodexOnPath, l.hdr)
 	}
+	// npm for the gateway's plugin install: a script for the image's node.
+	expect(t, layers[0], ociimage.NPMOnPath, tar.TypeReg, 0o755, 0,
+		[]byte("#!/usr/local/bin/node\nrequire(\""+ociimage.CodexRoot+"/node_modules/npm/bin/npm-cli.js\")\n"))
+	expect(t, layers[2], ociimage.CodexRoot+"/npm-cache/_cacache/index", tar.TypeReg, 0o755, 0, []byte("i"))
 	cf, err := img.ConfigFile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cf.Config.Labels[ociimage.LabelCodex]; got != agentruntime.CodexVersion {
-		t.Errorf("label %s = %q, want %q", ociimage.LabelCodex, got, agentruntime.CodexVersion)
+	for k, want := range map[string]string{
+		ociimage.LabelCodex:        agentruntime.CodexVersion,
+		docker.LabelDedicatedCodex: docker.CodexPluginSpec,
+		docker.LabelNPMCache:       ociimage.CodexRoot + "/npm-cache",
+	} {
+		if got := cf.Config.Labels[k]; got != want {
+			t.Errorf("label %s = %q, want %q", k, got, want)
+		}
 	}
 
 	// Without a Codex install the image is the two layers it was.

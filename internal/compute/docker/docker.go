@@ -86,8 +86,9 @@ type Driver struct {
 	// differ).
 	podman bool
 	// dedicated is set by Preflight when the gateway image runs dedicated
-	// Codex (LabelDedicatedCodex).
+	// Codex (LabelDedicatedCodex); npmCache to its LabelNPMCache.
 	dedicated bool
+	npmCache  string
 
 	mu sync.Mutex
 	// verified maps an Agent to the container whose model credential was
@@ -153,6 +154,12 @@ func (d *Driver) Name() string { return "docker" }
 // <spec> --pin`, CodexPluginSpec) and `codex` is on its PATH. Preflight
 // reads it; without it the driver does not declare dedicated.
 const LabelDedicatedCodex = "dev.openclaw.occ.dedicated-codex"
+
+// LabelNPMCache, on a gateway image, names an npm cache in it holding
+// everything the codex plugin's install fetches: the plugin install then
+// runs offline from a copy of it (the Namespace's network may have no
+// route to the registry).
+const LabelNPMCache = "dev.openclaw.occ.npm-cache"
 
 // Capabilities implements compute.Driver: embedded OpenClaw with an API key
 // delivered in the container's environment; when the gateway image says it

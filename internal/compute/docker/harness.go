@@ -92,6 +92,26 @@ const poll = setInterval(() => {
 }, 200);
 `
 
+// pluginInstallScript is the plugin install container's first process
+// (`node -e pluginInstallScript <npm cache> <entrypoint…> plugins install
+// <spec> --pin`): with the image's npm cache named (LabelNPMCache), it
+// copies it into HOME (npm writes to its cache; the image is read-only)
+// and has npm work offline from it; then it runs the OpenClaw CLI and
+// exits with its code.
+const pluginInstallScript = `'use strict';
+const fs = require('fs'), path = require('path'), { spawnSync } = require('child_process');
+const [cache, cmd, ...args] = process.argv.slice(1);
+const env = { ...process.env };
+if (cache) {
+  const copy = path.join(process.env.HOME, 'npm-cache');
+  fs.cpSync(cache, copy, { recursive: true });
+  Object.assign(env, { npm_config_cache: copy, npm_config_offline: 'true', npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' });
+}
+const r = spawnSync(cmd, args, { stdio: 'inherit', env });
+if (r.error) { console.error('occ plugin install: ' + r.error.message); process.exit(127); }
+process.exit(r.status === null ? 128 : r.status);
+`
+
 // heldRevision is a dedicated revision's held failure, kept so that
 // PrepareRevision answers it again without a second login or probe.
 type heldRevision struct {
@@ -340,8 +360,9 @@ func (d *Driver) installPlugin(ctx context.Context, spec compute.RevisionSpec, g
 	c.containerConfig = containerConfig{
 		User: GatewayUser, Image: d.o.GatewayImage,
 		Env:        []string{"HOME=" + HomeDir, "OPENCLAW_STATE_DIR=" + StateDir, "OPENCLAW_CONFIG_PATH=" + pluginScratch},
-		Entrypoint: entrypoint, Cmd: []string{"plugins", "install", CodexPluginSpec, "--pin"},
-		Labels: AgentLabels(a, RolePluginInstall),
+		Entrypoint: []string{"node", "-e", pluginInstallScript},
+		Cmd:        append(append([]string{d.npmCache}, entrypoint...), "plugins", "install", CodexPluginSpec, "--pin"),
+		Labels:     AgentLabels(a, RolePluginInstall),
 	}
 	c.HostConfig.RestartPolicy = restartPolicy{Name: "no"}
 	id, err := d.e.createContainer(ctx, name, c)

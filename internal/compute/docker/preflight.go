@@ -58,6 +58,7 @@ func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
 	}
 	// Before serving, once: what the driver declares never changes after.
 	d.dedicated = img.Config.Labels[LabelDedicatedCodex] == CodexPluginSpec
+	d.npmCache = img.Config.Labels[LabelNPMCache]
 	info.Dedicated = d.dedicated
 	return info, nil
 }
