@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -66,35 +67,7 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 	ns := e.createNamespace("real-dedicated")
 	w := &realWorld{t: t, e: e, ns: ns, drv: drv, events: events}
 
-	newDedicated := func(name, key string) (agent string) {
-		r := e.call("POST", w.path("/secrets"), e.admin, map[string]any{"name": name + "-key", "value": key})
-		if r.Status != 201 {
-			t.Fatalf("create secret = %d %v", r.Status, r.Body)
-		}
-		w.secret = r.data()["id"].(string)
-		r = e.call("POST", w.path("/configurations"), e.admin, map[string]any{"name": name, "kind": "agent", "values": map[string]any{
-			"models": map[string]any{"providers": map[string]any{"openai": map[string]any{"baseUrl": prov.URL + "/v1"}}},
-			"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}},
-		}})
-		if r.Status != 201 {
-			t.Fatalf("create configuration = %d %v", r.Status, r.Body)
-		}
-		cfg := r.data()["id"].(string)
-		r = e.call("POST", w.path("/agents"), e.admin, map[string]any{"name": name, "configurationId": cfg, "executionMode": "dedicated",
-			"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
-		if r.Status != 201 {
-			t.Fatalf("create agent = %d %v", r.Status, r.Body)
-		}
-		agent, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
-		r = e.call("POST", w.path("/iam/roles"), e.admin, map[string]any{"name": "operate-" + name, "permissions": []string{"secret:operate"}})
-		if r.Status != 201 {
-			t.Fatalf("create role = %d %v", r.Status, r.Body)
-		}
-		if r := e.call("POST", w.path("/iam/bindings"), e.admin, map[string]any{"principalId": sp, "roleId": r.data()["id"]}); r.Status != 201 {
-			t.Fatalf("grant the Agent's principal = %d %v", r.Status, r.Body)
-		}
-		return agent
-	}
+	newDedicated := func(name, key string) string { return w.newDedicatedAgent(name, key, prov.URL+"/v1") }
 
 	t.Run("api-key-succeeds", func(t *testing.T) {
 		w := w.withT(t)
@@ -175,6 +148,40 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 	})
 }
 
+// newDedicatedAgent creates a dedicated api_key Agent whose key is a new
+// Secret holding key, its primary model openai/gpt-5.4 at baseURL, its
+// principal allowed to read the Secret; it returns the Agent's ID.
+func (w *realWorld) newDedicatedAgent(name, key, baseURL string) (agent string) {
+	t, e := w.t, w.e
+	r := e.call("POST", w.path("/secrets"), e.admin, map[string]any{"name": name + "-key", "value": key})
+	if r.Status != 201 {
+		t.Fatalf("create secret = %d %v", r.Status, r.Body)
+	}
+	w.secret = r.data()["id"].(string)
+	r = e.call("POST", w.path("/configurations"), e.admin, map[string]any{"name": name, "kind": "agent", "values": map[string]any{
+		"models": map[string]any{"providers": map[string]any{"openai": map[string]any{"baseUrl": baseURL}}},
+		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}},
+	}})
+	if r.Status != 201 {
+		t.Fatalf("create configuration = %d %v", r.Status, r.Body)
+	}
+	cfg := r.data()["id"].(string)
+	r = e.call("POST", w.path("/agents"), e.admin, map[string]any{"name": name, "configurationId": cfg, "executionMode": "dedicated",
+		"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
+	if r.Status != 201 {
+		t.Fatalf("create agent = %d %v", r.Status, r.Body)
+	}
+	agent, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
+	r = e.call("POST", w.path("/iam/roles"), e.admin, map[string]any{"name": "operate-" + name, "permissions": []string{"secret:operate"}})
+	if r.Status != 201 {
+		t.Fatalf("create role = %d %v", r.Status, r.Body)
+	}
+	if r := e.call("POST", w.path("/iam/bindings"), e.admin, map[string]any{"principalId": sp, "roleId": r.data()["id"]}); r.Status != 201 {
+		t.Fatalf("grant the Agent's principal = %d %v", r.Status, r.Body)
+	}
+	return agent
+}
+
 func dumpDedicated(t *testing.T, dir string) {
 	for _, name := range []string{"run.json", "harness.log", "console.log", "console.prev.log"} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
@@ -199,8 +206,21 @@ type responsesProvider struct {
 }
 
 func startResponsesProvider(t *testing.T) *responsesProvider {
+	return startResponsesProviderOn(t, "127.0.0.1:0")
+}
+
+// startResponsesProviderOn is startResponsesProvider listening on addr
+// (a container's way to the host: the bridge's address).
+func startResponsesProviderOn(t *testing.T, addr string) *responsesProvider {
 	p := &responsesProvider{}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
+	p.Server = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("responses provider: listen on %s: %v", addr, err)
+	}
+	p.Server.Listener.Close()
+	p.Server.Listener = l
+	p.Start()
 	t.Cleanup(p.Close)
 	return p
 }

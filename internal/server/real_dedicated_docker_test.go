@@ -1,0 +1,155 @@
+package server_test
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/cachetest"
+	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/docker"
+	"github.com/openclaw/occ/internal/compute/docker/dockertest"
+	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/server"
+	"github.com/openclaw/occ/internal/store/storetest"
+)
+
+// TestRealDedicatedCodexDockerLane is the real lane of dedicated Codex on
+// the Docker driver: the gateway image `occ runtime image build` makes from
+// the pinned runtime with its Codex pieces, loaded into a dockerd of the
+// test, and a fake OpenAI Responses API on the Namespace bridge's address.
+// Through the HTTP API it deploys a dedicated api_key Agent: in its own
+// container the real Codex CLI logs in (the key on the exec's stdin) and
+// probes the model, the real app-server serves with a capability token;
+// the real gateway, in its container, gets the official codex plugin
+// installed offline from the image's npm cache and connects to the
+// app-server; the deployment succeeds, and neither container's
+// configuration, the gateway's environment nor its openclaw.json holds the
+// key. A second Agent whose key the provider rejects fails with
+// RUNTIME_AUTHENTICATION_FAILED and no gateway container. It asserts no
+// timing; it logs how long the deploy took.
+func TestRealDedicatedCodexDockerLane(t *testing.T) {
+	t.Parallel()
+	cache := cachetest.Runtime(t)
+	progress := lineLogger(t)
+	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: progress})
+	if err != nil {
+		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
+	}
+	if _, err := agentruntime.InstallCodex(t.Context(), agentruntime.Options{Dir: cache, Progress: progress}, rt); err != nil {
+		t.Fatalf("install the Codex pieces into %s: %v", cache, err)
+	}
+	d := dockertest.Start(t)
+	image := buildAndLoadGateway(t, cache, d)
+
+	serverLog := &eventLog{min: slog.LevelInfo}
+	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
+		m.Config.Compute.Driver = "docker"
+		m.Config.Compute.Docker.Host = d.Host()
+		m.Config.Compute.Docker.Images.Gateway = image
+		m.Config.Worker.ConvergenceTimeout = config.Duration(10 * time.Minute)
+		m.Logger = slog.New(serverLog)
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("occ's log:\n%s", serverLog)
+		}
+	})
+	ns := e.createNamespace("real-dedicated-docker")
+	drv, err := docker.New(docker.Options{Host: d.Host(), RequestTimeout: 30 * time.Second, GatewayImage: image, GatewayPort: 8080,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	if eng, err := drv.Preflight(t.Context()); err != nil || !eng.Dedicated {
+		t.Fatalf("preflight: %+v, %v; want the image to run dedicated Codex", eng, err)
+	}
+	if _, err := drv.EnsureNamespace(t.Context(), compute.NamespaceRef{ID: ns, Name: "real-dedicated-docker"}); err != nil {
+		t.Fatal(err)
+	}
+	var netw struct {
+		IPAM struct{ Config []struct{ Gateway string } }
+	}
+	d.MustDo(t, http.MethodGet, "/networks/"+docker.NetworkName(ns), nil, &netw)
+	if len(netw.IPAM.Config) == 0 || net.ParseIP(netw.IPAM.Config[0].Gateway) == nil {
+		t.Fatalf("network %s has no gateway address: %+v", docker.NetworkName(ns), netw)
+	}
+	prov := startResponsesProviderOn(t, net.JoinHostPort(netw.IPAM.Config[0].Gateway, "0"))
+	w := &realWorld{t: t, e: e, ns: ns}
+	dump := func(ref compute.AgentRef) {
+		for _, name := range []string{docker.HarnessName(ref), docker.GatewayName(ref)} {
+			_, b, _ := d.Do(http.MethodGet, "/containers/"+name+"/logs?stdout=1&stderr=1&tail=200", nil)
+			t.Logf("container log of %s:\n%s", name, b)
+		}
+		log, _ := os.ReadFile(filepath.Join(d.VolumeDir(docker.StateVolumeName(ref)), "logs", "gateway.log"))
+		if len(log) > 20000 {
+			log = log[len(log)-20000:]
+		}
+		t.Logf("gateway.log:\n%s", log)
+	}
+
+	t.Run("api-key-succeeds", func(t *testing.T) {
+		w := w.withT(t)
+		key := "sk-good-" + randomHex(8)
+		agent := w.newDedicatedAgent("codex", key, prov.URL+"/v1")
+		ref := compute.AgentRef{NamespaceID: ns, AgentID: agent}
+		requested := time.Now()
+		rev, _ := w.deploy(agent)
+		st, at := w.waitDeployment(agent, rev, 10*time.Minute)
+		if st["status"] != "succeeded" {
+			dump(ref)
+			t.Fatalf("dedicated deployment = %v; provider saw %v", st, prov.requests())
+		}
+		t.Logf("dedicated deploy on docker: succeeded %s after the request", at.Sub(requested).Round(time.Millisecond))
+		if prov.count(key) == 0 {
+			t.Fatalf("the provider never saw the harness's key: %v", prov.requests())
+		}
+		for _, name := range []string{docker.HarnessName(ref), docker.GatewayName(ref)} {
+			_, b, err := d.Do(http.MethodGet, "/containers/"+name+"/json", nil)
+			if err != nil || strings.Contains(string(b), key) || !strings.Contains(string(b), `"Running":true`) {
+				t.Fatalf("container %s: %v; want it running, the key nowhere in its inspect", name, err)
+			}
+		}
+		conf, err := os.ReadFile(filepath.Join(d.VolumeDir(docker.StateVolumeName(ref)), "config", "openclaw.json"))
+		if err != nil || strings.Contains(string(conf), key) || !strings.Contains(string(conf), "websocket") {
+			t.Fatalf("openclaw.json: %v, or it holds the key, or no codex app-server", err)
+		}
+		// The real codex plugin reached the real app-server in the other
+		// container with the per-start token.
+		w.waitUntil("the gateway's codex plugin connected to the app-server", 5*time.Minute, func() bool {
+			b, _ := os.ReadFile(filepath.Join(d.VolumeDir(docker.StateVolumeName(ref)), "logs", "gateway.log"))
+			return strings.Contains(string(b), "codex app-server remote WebSocket connection is healthy")
+		})
+		got := verdicts(t, e.call("POST", w.path("/agents/"+agent+"/deployments/"+rev+"/diagnostics"), e.admin, nil), rev)
+		for _, k := range []string{"harness/container", "harness/login", "harness/app-server", "gateway/readyz"} {
+			if got[k] != "succeeded OK" {
+				t.Errorf("diagnostics %s = %q (all: %v)", k, got[k], got)
+			}
+		}
+	})
+
+	t.Run("rejected-key-fails-authentication", func(t *testing.T) {
+		w := w.withT(t)
+		agent := w.newDedicatedAgent("codex-bad", "sk-bad-"+randomHex(8), prov.URL+"/v1")
+		ref := compute.AgentRef{NamespaceID: ns, AgentID: agent}
+		rev, _ := w.deploy(agent)
+		st, _ := w.waitDeployment(agent, rev, 10*time.Minute)
+		er, _ := st["error"].(map[string]any)
+		if st["status"] != "failed" || er["code"] != "RUNTIME_AUTHENTICATION_FAILED" {
+			dump(ref)
+			t.Fatalf("dedicated deployment with a rejected key = %v; provider saw %v", st, prov.requests())
+		}
+		for _, name := range []string{docker.HarnessName(ref), docker.GatewayName(ref)} {
+			if status, _, _ := d.Do(http.MethodGet, "/containers/"+name+"/json", nil); status != http.StatusNotFound {
+				t.Errorf("container %s exists (%d) although the harness was rejected", name, status)
+			}
+		}
+	})
+}
