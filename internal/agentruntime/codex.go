@@ -236,7 +236,15 @@ func verifyCodex(ctx context.Context, node string, c Codex) error {
 	vctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	env := []string{"PATH=" + filepath.Dir(node) + ":/usr/bin:/bin", "HOME=" + c.Dir}
+	// Its home is a scratch directory: Codex writes there (.codex/tmp, links
+	// to itself), which must not end up in the install (the gateway image
+	// carries the install).
+	home, err := os.MkdirTemp("", "occ-codex-verify-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	env := []string{"PATH=" + filepath.Dir(node) + ":/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home}
 	if err := runCmd(vctx, c.Dir, env, nil, &out, node, c.Entry, "--version"); err != nil {
 		return fmt.Errorf("run the installed codex: %w", err)
 	}

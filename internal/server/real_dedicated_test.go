@@ -165,21 +165,8 @@ func (w *realWorld) newDedicatedAgent(name, key, baseURL string) (agent string) 
 	if r.Status != 201 {
 		t.Fatalf("create configuration = %d %v", r.Status, r.Body)
 	}
-	cfg := r.data()["id"].(string)
-	r = e.call("POST", w.path("/agents"), e.admin, map[string]any{"name": name, "configurationId": cfg, "executionMode": "dedicated",
+	return w.createAgent(name, map[string]any{"name": name, "configurationId": r.data()["id"], "executionMode": "dedicated",
 		"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
-	if r.Status != 201 {
-		t.Fatalf("create agent = %d %v", r.Status, r.Body)
-	}
-	agent, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
-	r = e.call("POST", w.path("/iam/roles"), e.admin, map[string]any{"name": "operate-" + name, "permissions": []string{"secret:operate"}})
-	if r.Status != 201 {
-		t.Fatalf("create role = %d %v", r.Status, r.Body)
-	}
-	if r := e.call("POST", w.path("/iam/bindings"), e.admin, map[string]any{"principalId": sp, "roleId": r.data()["id"]}); r.Status != 201 {
-		t.Fatalf("grant the Agent's principal = %d %v", r.Status, r.Body)
-	}
-	return agent
 }
 
 func dumpDedicated(t *testing.T, dir string) {
