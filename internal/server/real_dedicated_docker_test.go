@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -14,10 +13,6 @@ import (
 	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/docker"
-	"github.com/openclaw/occ/internal/compute/docker/dockertest"
-	"github.com/openclaw/occ/internal/config"
-	"github.com/openclaw/occ/internal/server"
-	"github.com/openclaw/occ/internal/store/storetest"
 )
 
 // TestRealDedicatedCodexDockerLane is the real lane of dedicated Codex on
@@ -45,43 +40,15 @@ func TestRealDedicatedCodexDockerLane(t *testing.T) {
 	if _, err := agentruntime.InstallCodex(t.Context(), agentruntime.Options{Dir: cache, Progress: progress}, rt); err != nil {
 		t.Fatalf("install the Codex pieces into %s: %v", cache, err)
 	}
-	d := dockertest.Start(t)
-	image := buildAndLoadGateway(t, cache, d)
-
-	serverLog := &eventLog{min: slog.LevelInfo}
-	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
-		m.Config.Compute.Driver = "docker"
-		m.Config.Compute.Docker.Host = d.Host()
-		m.Config.Compute.Docker.Images.Gateway = image
-		m.Config.Worker.ConvergenceTimeout = config.Duration(10 * time.Minute)
-		m.Logger = slog.New(serverLog)
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("occ's log:\n%s", serverLog)
-		}
-	})
-	ns := e.createNamespace("real-dedicated-docker")
-	drv, err := docker.New(docker.Options{Host: d.Host(), RequestTimeout: 30 * time.Second, GatewayImage: image, GatewayPort: 8080,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
+	l := startRealDockerLane(t, cache, "real-dedicated-docker", 10*time.Minute)
+	e, d, ns := l.e, l.d, l.ns
+	prov := startResponsesProviderOn(t, net.JoinHostPort(l.bridge, "0"))
+	// The image says it runs dedicated Codex (what the driver declares on).
+	var img struct{ Config struct{ Labels map[string]string } }
+	d.MustDo(t, http.MethodGet, "/images/"+l.image+"/json", nil, &img)
+	if img.Config.Labels[docker.LabelDedicatedCodex] != docker.CodexPluginSpec {
+		t.Fatalf("image %s labels %v; want %s=%s", l.image, img.Config.Labels, docker.LabelDedicatedCodex, docker.CodexPluginSpec)
 	}
-	defer drv.Close()
-	if eng, err := drv.Preflight(t.Context()); err != nil || !eng.Dedicated {
-		t.Fatalf("preflight: %+v, %v; want the image to run dedicated Codex", eng, err)
-	}
-	if _, err := drv.EnsureNamespace(t.Context(), compute.NamespaceRef{ID: ns, Name: "real-dedicated-docker"}); err != nil {
-		t.Fatal(err)
-	}
-	var netw struct {
-		IPAM struct{ Config []struct{ Gateway string } }
-	}
-	d.MustDo(t, http.MethodGet, "/networks/"+docker.NetworkName(ns), nil, &netw)
-	if len(netw.IPAM.Config) == 0 || net.ParseIP(netw.IPAM.Config[0].Gateway) == nil {
-		t.Fatalf("network %s has no gateway address: %+v", docker.NetworkName(ns), netw)
-	}
-	prov := startResponsesProviderOn(t, net.JoinHostPort(netw.IPAM.Config[0].Gateway, "0"))
 	w := &realWorld{t: t, e: e, ns: ns}
 	dump := func(ref compute.AgentRef) {
 		for _, name := range []string{docker.HarnessName(ref), docker.GatewayName(ref)} {
@@ -122,17 +89,8 @@ func TestRealDedicatedCodexDockerLane(t *testing.T) {
 			t.Fatalf("openclaw.json: %v, or it holds the key, or no codex app-server", err)
 		}
 		// The real codex plugin reached the real app-server in the other
-		// container with the per-start token.
-		w.waitUntil("the gateway's codex plugin connected to the app-server", 5*time.Minute, func() bool {
-			b, _ := os.ReadFile(filepath.Join(d.VolumeDir(docker.StateVolumeName(ref)), "logs", "gateway.log"))
-			return strings.Contains(string(b), "codex app-server remote WebSocket connection is healthy")
-		})
-		got := verdicts(t, e.call("POST", w.path("/agents/"+agent+"/deployments/"+rev+"/diagnostics"), e.admin, nil), rev)
-		for _, k := range []string{"harness/container", "harness/login", "harness/app-server", "gateway/readyz"} {
-			if got[k] != "succeeded OK" {
-				t.Errorf("diagnostics %s = %q (all: %v)", k, got[k], got)
-			}
-		}
+		// container.
+		w.codexConnected(agent, rev, filepath.Join(d.VolumeDir(docker.StateVolumeName(ref)), "logs", "gateway.log"), "harness/container")
 	})
 
 	t.Run("rejected-key-fails-authentication", func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -116,18 +115,7 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 				t.Fatalf("the harness's auth.json is uid %d mode %o; the gateway runs as %d: want a user of its own, 0600", login.Uid, login.Mode&0o777, gw.Uid)
 			}
 		}
-		// The real codex plugin reached the real app-server with the
-		// per-startup token (the gateway logs it once connected).
-		w.waitUntil("the gateway's codex plugin connected to the app-server", 5*time.Minute, func() bool {
-			b, _ := os.ReadFile(filepath.Join(dir, "console.log"))
-			return strings.Contains(string(b), "codex app-server remote WebSocket connection is healthy")
-		})
-		got := verdicts(t, e.call("POST", w.path("/agents/"+agent+"/deployments/"+rev+"/diagnostics"), e.admin, nil), rev)
-		for _, k := range []string{"harness/process", "harness/login", "harness/app-server", "gateway/readyz"} {
-			if got[k] != "succeeded OK" {
-				t.Errorf("diagnostics %s = %q (all: %v)", k, got[k], got)
-			}
-		}
+		w.codexConnected(agent, rev, filepath.Join(dir, "console.log"), "harness/process")
 	})
 
 	t.Run("rejected-key-fails-authentication", func(t *testing.T) {
@@ -146,6 +134,24 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 			t.Fatalf("a gateway runs (%v) although its harness was rejected", pids)
 		}
 	})
+}
+
+// codexConnected waits until the real codex plugin reached the real
+// app-server with the per-startup token (the gateway logs it once
+// connected, in log) and checks the revision's fresh diagnostics: the
+// harness's (its workload check, login, app-server) and the gateway's
+// readyz all OK.
+func (w *realWorld) codexConnected(agent, rev, log, workloadCheck string) {
+	w.waitUntil("the gateway's codex plugin connected to the app-server", 5*time.Minute, func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), "codex app-server remote WebSocket connection is healthy")
+	})
+	got := verdicts(w.t, w.e.call("POST", w.path("/agents/"+agent+"/deployments/"+rev+"/diagnostics"), w.e.admin, nil), rev)
+	for _, k := range []string{workloadCheck, "harness/login", "harness/app-server", "gateway/readyz"} {
+		if got[k] != "succeeded OK" {
+			w.t.Errorf("diagnostics %s = %q (all: %v)", k, got[k], got)
+		}
+	}
 }
 
 // newDedicatedAgent creates a dedicated api_key Agent whose key is a new
@@ -200,15 +206,7 @@ func startResponsesProvider(t *testing.T) *responsesProvider {
 // (a container's way to the host: the bridge's address).
 func startResponsesProviderOn(t *testing.T, addr string) *responsesProvider {
 	p := &responsesProvider{}
-	p.Server = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("responses provider: listen on %s: %v", addr, err)
-	}
-	p.Server.Listener.Close()
-	p.Server.Listener = l
-	p.Start()
-	t.Cleanup(p.Close)
+	p.Server = serveOn(t, addr, http.HandlerFunc(p.serve))
 	return p
 }
 

@@ -691,16 +691,23 @@ func startFakeProvider(t *testing.T) *fakeProvider { return startFakeProviderOn(
 // startFakeProviderOn starts the fake provider listening on addr.
 func startFakeProviderOn(t *testing.T, addr string) *fakeProvider {
 	p := &fakeProvider{}
-	p.Server = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	p.Server = serveOn(t, addr, http.HandlerFunc(p.serve))
+	return p
+}
+
+// serveOn starts a test server of h listening on addr, closed when the
+// test ends.
+func serveOn(t *testing.T, addr string, h http.Handler) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Fatalf("fake provider: listen on %s: %v", addr, err)
+		t.Fatalf("test server: listen on %s: %v", addr, err)
 	}
-	p.Server.Listener.Close()
-	p.Server.Listener = l
-	p.Start()
-	t.Cleanup(p.Close)
-	return p
+	s.Listener.Close()
+	s.Listener = l
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
 }
 
 func (p *fakeProvider) serve(w http.ResponseWriter, r *http.Request) {

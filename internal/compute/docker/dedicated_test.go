@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/compute/docker/dockertest"
 	"github.com/openclaw/occ/internal/gateway"
@@ -25,10 +26,7 @@ func dedicatedSpec(rev compute.RevisionRef, n int64, env map[string]string) comp
 	spec := specOf(rev, n)
 	spec.ExecutionMode = occ.ExecutionDedicated
 	spec.HarnessEnv = env
-	spec.Document = map[string]any{
-		"models": map[string]any{"providers": map[string]any{"openai": map[string]any{"baseUrl": "http://127.0.0.1:9/v1"}}},
-		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}},
-	}
+	spec.Document = computetest.FakeDedicatedDocument()
 	return spec
 }
 
