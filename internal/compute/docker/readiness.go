@@ -52,13 +52,13 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	failed := compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: "process", CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}
 	dedicated := spec.ExecutionMode == occ.ExecutionDedicated
 	if dedicated {
-		// The harness container exited or restarts: the app-server the
-		// gateway needs is failing.
+		// The harness container exited, restarts, or was restarted and
+		// does not answer: the app-server the gateway needs is failing.
 		h, found, err := d.harnessOf(ctx, spec.AgentRef)
 		if err != nil {
 			return compute.Readiness{}, err
 		}
-		if !found || containerPhase(h) == containerFailed || h.RestartCount > 0 {
+		if !found || containerPhase(h) == containerFailed || h.RestartCount > 0 && !appServerReady(ctx, h) {
 			return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: compute.HarnessComponent, Check: compute.HarnessCheckProcess,
 				CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}, nil
 		}
