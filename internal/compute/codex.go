@@ -145,6 +145,12 @@ func CodexAppServerArgs(listen string) (args []string, token string, err error) 
 		return nil, "", err
 	}
 	token = hex.EncodeToString(r[:])
+	return []string{"app-server", "--listen", listen, "--ws-auth", "capability-token", "--ws-token-sha256", CodexTokenSum(token)}, token, nil
+}
+
+// CodexTokenSum is the SHA-256 (hex) of an app-server token, as the
+// app-server's command line names it.
+func CodexTokenSum(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return []string{"app-server", "--listen", listen, "--ws-auth", "capability-token", "--ws-token-sha256", hex.EncodeToString(sum[:])}, token, nil
+	return hex.EncodeToString(sum[:])
 }

@@ -112,18 +112,25 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		found = false
 	}
 	var as *appServer
-	if !found && dedicated {
+	if dedicated && (!found || c.State.Status == "created") {
 		a, r, done, err := d.prepareHarness(ctx, spec)
 		if err != nil || done {
 			return r, err
 		}
 		as = &a
+		if found && c.Config.Labels[LabelHarness] != as.harnessID {
+			// Made for another harness (by an earlier pass): made again.
+			if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
+				return compute.Readiness{}, classify(err)
+			}
+			found = false
+		}
 		if rendered, err = render(as); err != nil {
 			return compute.Readiness{}, err
 		}
 	}
 	hash := configHash(rendered)
-	if found && c.Config.Labels[LabelRevision] == spec.RevisionID && c.Config.Labels[LabelConfigHash] != hash && !dedicated {
+	if found && c.Config.Labels[LabelRevision] == spec.RevisionID && c.Config.Labels[LabelConfigHash] != hash && (!dedicated || as != nil) {
 		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration,
 			fmt.Errorf("container %s runs revision %s with another configuration", GatewayName(spec.AgentRef), spec.RevisionID))
 	}
@@ -138,14 +145,6 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		c.State.Status = "created"
 	}
 	if c.State.Status == "created" {
-		if as == nil && dedicated {
-			// Created by an occ that stopped before starting it: its
-			// configuration is not known here; made again.
-			if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
-				return compute.Readiness{}, classify(err)
-			}
-			return compute.Readiness{PendingReason: occ.PendingGatewayStarting}, nil
-		}
 		// The configuration goes in before the first start (whoever
 		// created the container: the same bytes, by the hash label).
 		if err := d.e.putArchive(ctx, c.ID, DataDir, stateArchive(rendered)); err != nil {

@@ -112,6 +112,11 @@ if (r.error) { console.error('occ plugin install: ' + r.error.message); process.
 process.exit(r.status === null ? 128 : r.status);
 `
 
+// harnessTokenEnv holds the app-server's token in the harness container's
+// environment, for occ (a restarted occ, or a pass after a request that
+// timed out, makes the gateway with it).
+const harnessTokenEnv = "OCC_CODEX_APP_SERVER_TOKEN"
+
 // heldRevision is a dedicated revision's held failure, kept so that
 // PrepareRevision answers it again without a second login or probe.
 type heldRevision struct {
@@ -147,72 +152,74 @@ func (d *Driver) prepareHarness(ctx context.Context, spec compute.RevisionSpec) 
 	if err != nil {
 		return as, r, false, err
 	}
-	if found && c.Config.Labels[LabelRevision] != spec.RevisionID {
+	token := envValue(c, harnessTokenEnv)
+	if found && (c.Config.Labels[LabelRevision] != spec.RevisionID || token == "") {
 		if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
 			return as, r, false, classify(err)
 		}
 		found = false
 	}
-	if found {
-		// Its token is only in the gateway container occ creates right
-		// after it: a harness without that gateway (an occ stopped in
-		// between) is replaced, with a new login and probe.
-		if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
+	overrides := compute.CodexOverrides(spec.Document, spec.HarnessEnv[compute.HarnessBaseURLEnv], spec.HarnessEnv[compute.HarnessWorkspaceEnv])
+	if !found {
+		// A new harness container: a new token. One found (made by an
+		// earlier pass whose request timed out, or by an occ that stopped
+		// meanwhile) goes on where it is.
+		serve, tok, err := compute.CodexAppServerArgs("ws://0.0.0.0:" + itoa(AppServerPort))
+		if err != nil {
+			return as, r, false, err
+		}
+		argv := append(append([]string{CodexMount + "/" + serveFile, compute.CodexTokenSum(tok), codexProgram}, overrides...), serve...)
+		id, err := d.e.createContainer(ctx, HarnessName(a), d.harnessSpec(spec, argv, tok))
+		switch {
+		case isConflict(err): // another occ process creates it meanwhile
+			return as, compute.Readiness{PendingReason: occ.PendingGatewayStarting}, true, nil
+		case err != nil:
+			return as, r, false, classify(err)
+		}
+		if c, err = d.e.inspectContainer(ctx, id); err != nil {
+			return as, r, false, classify(err)
+		}
+		token = tok
+	}
+	if c.State.Status == "created" {
+		if err := d.e.putArchive(ctx, c.ID, CodexMount, codexArchive()); err != nil {
+			return as, r, false, classify(err)
+		}
+		if err := d.e.startContainer(ctx, c.ID); err != nil {
 			return as, r, false, classify(err)
 		}
 	}
-	serve, token, err := compute.CodexAppServerArgs("ws://0.0.0.0:" + itoa(AppServerPort))
-	if err != nil {
+	want := compute.CodexTokenSum(token)
+	if strings.TrimSpace(d.readFile(ctx, c.ID, CodexMount+"/"+serveFile)) != want {
+		// Not logged in and probed yet (for this container).
+		if held, ok, err := d.verifyHarness(ctx, c.ID, spec, overrides); err != nil || ok {
+			if held.Held {
+				// The container goes (and with it a probe that did not
+				// return); the held verdict stays until a new revision.
+				_ = d.e.removeContainer(context.WithoutCancel(ctx), c.ID, StopSeconds)
+				d.mu.Lock()
+				d.held[a] = heldRevision{revisionID: spec.RevisionID, r: held}
+				d.mu.Unlock()
+				d.o.Logger.Info("dedicated revision held by its harness", "agent", a.AgentID, "revision", spec.RevisionID, "code", held.RuntimeFailure.Code)
+			}
+			return as, held, err == nil, err
+		}
+		if err := d.e.putArchive(ctx, c.ID, CodexMount, fileArchive(serveFile, 0o444, 0, []byte(want+"\n"))); err != nil {
+			return as, r, false, classify(err)
+		}
+	}
+	if err := d.awaitAppServer(ctx, c.ID); err != nil {
 		return as, r, false, err
 	}
-	want := serve[len(serve)-1] // the token's SHA-256
-	overrides := compute.CodexOverrides(spec.Document, spec.HarnessEnv[compute.HarnessBaseURLEnv], spec.HarnessEnv[compute.HarnessWorkspaceEnv])
-	argv := append(append([]string{CodexMount + "/" + serveFile, want, codexProgram}, overrides...), serve...)
-	id, err := d.e.createContainer(ctx, HarnessName(a), d.harnessSpec(spec, argv))
-	switch {
-	case isConflict(err): // another occ process creates it meanwhile
-		return as, compute.Readiness{PendingReason: occ.PendingGatewayStarting}, true, nil
-	case err != nil:
+	if c, err = d.e.inspectContainer(ctx, c.ID); err != nil {
 		return as, r, false, classify(err)
-	}
-	if err := d.e.putArchive(ctx, id, CodexMount, codexArchive()); err != nil {
-		return as, r, false, classify(err)
-	}
-	if err := d.e.startContainer(ctx, id); err != nil {
-		return as, r, false, classify(err)
-	}
-	if held, ok, err := d.verifyHarness(ctx, id, spec, overrides); err != nil || ok {
-		if err != nil || held.Held {
-			// The container goes (and with it a probe that did not
-			// return); a held verdict stays until a new revision.
-			_ = d.e.removeContainer(context.WithoutCancel(ctx), id, StopSeconds)
-		}
-		if held.Held {
-			d.mu.Lock()
-			d.held[a] = heldRevision{revisionID: spec.RevisionID, r: held}
-			d.mu.Unlock()
-			d.o.Logger.Info("dedicated revision held by its harness", "agent", a.AgentID, "revision", spec.RevisionID, "code", held.RuntimeFailure.Code)
-		}
-		return as, held, err == nil, err
-	}
-	content := []byte(want + "\n")
-	if err := d.e.putArchive(ctx, id, CodexMount, fileArchive(serveFile, 0o444, 0, content)); err != nil {
-		return as, r, false, classify(err)
-	}
-	c, err = d.e.inspectContainer(ctx, id)
-	if err != nil {
-		return as, r, false, classify(err)
-	}
-	if err := d.awaitAppServer(ctx, id); err != nil {
-		_ = d.e.removeContainer(context.WithoutCancel(ctx), id, StopSeconds)
-		return as, r, false, err
 	}
 	ip := harnessAddress(c, NetworkName(spec.NamespaceID))
 	if ip == "" {
 		return as, r, false, fmt.Errorf("harness container %s has no address on network %s", HarnessName(a), NetworkName(spec.NamespaceID))
 	}
-	d.o.Logger.Info("harness serving", "agent", a.AgentID, "revision", spec.RevisionID, "container", id)
-	return appServer{harnessID: id, url: "ws://" + ip + ":" + itoa(AppServerPort), token: token}, r, false, nil
+	d.o.Logger.Info("harness serving", "agent", a.AgentID, "revision", spec.RevisionID, "container", c.ID)
+	return appServer{harnessID: c.ID, url: "ws://" + ip + ":" + itoa(AppServerPort), token: token}, r, false, nil
 }
 
 // verifyHarness logs the harness in with the revision's credential (on
@@ -313,13 +320,16 @@ func harnessAddress(c containerJSON, net string) string {
 // harnessSpec is the harness container of a revision: hardened like the
 // gateway's, its Codex volume its only mount, joined to the Namespace's
 // network, the app-server's port published on 127.0.0.1 only (occ's
-// readiness and diagnostics). Its environment holds no secret.
-func (d *Driver) harnessSpec(spec compute.RevisionSpec, argv []string) containerCreate {
+// readiness and diagnostics). Its environment holds no model credential:
+// the app-server's token (harnessTokenEnv, which the app-server does not
+// read), kept there for occ, which reads it back to make the gateway (the
+// same exposure as the gateway's environment, where the token goes).
+func (d *Driver) harnessSpec(spec compute.RevisionSpec, argv []string, token string) containerCreate {
 	port := portKey(AppServerPort)
 	c := d.hardened(spec.NamespaceID, []mount{{Type: "volume", Source: CodexVolumeName(spec.AgentRef), Target: CodexMount}})
 	c.containerConfig = containerConfig{
 		User: GatewayUser, Image: d.o.GatewayImage,
-		Env:        []string{"HOME=" + HomeDir, "CODEX_HOME=" + CodexHome, "RUST_LOG=warn,codex_otel=off"},
+		Env:        []string{"HOME=" + HomeDir, "CODEX_HOME=" + CodexHome, "RUST_LOG=warn,codex_otel=off", harnessTokenEnv + "=" + token},
 		Entrypoint: []string{"node", "-e", harnessWrapper}, Cmd: argv,
 		Labels:       roleRevisionLabels(spec, RoleHarness, "", d.o.GatewayImage),
 		ExposedPorts: map[string]struct{}{port: {}}, StopSignal: "SIGTERM", StopTimeout: intPtr(StopSeconds),
