@@ -161,8 +161,12 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 				}
 				entrypoint = img.Config.Entrypoint
 			}
-			if err := d.installPlugin(ctx, spec, c.ID, entrypoint); err != nil {
+			pending, err := d.installPlugin(ctx, spec, c.ID, entrypoint)
+			if err != nil {
 				return compute.Readiness{}, err
+			}
+			if pending {
+				return compute.Readiness{PendingReason: occ.PendingGatewayStarting}, nil
 			}
 		}
 		if err := d.e.startContainer(ctx, c.ID); err != nil {

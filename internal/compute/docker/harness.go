@@ -146,6 +146,13 @@ func (d *Driver) prepareHarness(ctx context.Context, spec compute.RevisionSpec) 
 	h, isHeld := d.held[a]
 	d.mu.Unlock()
 	if isHeld && h.revisionID == spec.RevisionID {
+		// Its harness container goes (and with it a probe that did not
+		// return) before the held answer is given.
+		l := AgentLabels(a, RoleHarness)
+		l[LabelRevision] = spec.RevisionID
+		if err := d.removeContainers(ctx, a, l); err != nil {
+			return as, r, false, err
+		}
 		return as, h.r, true, nil
 	}
 	c, found, err := d.harnessOf(ctx, a)
@@ -193,20 +200,21 @@ func (d *Driver) prepareHarness(ctx context.Context, spec compute.RevisionSpec) 
 	if strings.TrimSpace(d.readFile(ctx, c.ID, CodexMount+"/"+serveFile)) != want {
 		// Not logged in and probed yet (for this container).
 		if held, ok, err := d.verifyHarness(ctx, c.ID, spec, overrides); err != nil || ok {
-			if held.Held {
-				// The container goes (and with it a probe that did not
-				// return); the held verdict stays until a new revision.
-				_ = d.e.removeContainer(context.WithoutCancel(ctx), c.ID, StopSeconds)
-				d.mu.Lock()
-				d.held[a] = heldRevision{revisionID: spec.RevisionID, r: held}
-				d.mu.Unlock()
-				d.o.Logger.Info("dedicated revision held by its harness", "agent", a.AgentID, "revision", spec.RevisionID, "code", held.RuntimeFailure.Code)
+			if !held.Held {
+				return as, held, err == nil, err
 			}
-			return as, held, err == nil, err
+			// The verdict stays until a new revision; answered (after the
+			// container is removed) as any later pass answers it.
+			d.mu.Lock()
+			d.held[a] = heldRevision{revisionID: spec.RevisionID, r: held}
+			d.mu.Unlock()
+			d.o.Logger.Info("dedicated revision held by its harness", "agent", a.AgentID, "revision", spec.RevisionID, "code", held.RuntimeFailure.Code)
+			return d.prepareHarness(ctx, spec)
 		}
 		if err := d.e.putArchive(ctx, c.ID, CodexMount, fileArchive(serveFile, 0o444, 0, []byte(want+"\n"))); err != nil {
 			return as, r, false, classify(err)
 		}
+		d.o.Logger.Info("harness logged in and probed; its app-server starts", "agent", a.AgentID, "revision", spec.RevisionID, "container", c.ID)
 	}
 	if err := d.awaitAppServer(ctx, c.ID); err != nil {
 		return as, r, false, err
@@ -218,7 +226,6 @@ func (d *Driver) prepareHarness(ctx context.Context, spec compute.RevisionSpec) 
 	if ip == "" {
 		return as, r, false, fmt.Errorf("harness container %s has no address on network %s", HarnessName(a), NetworkName(spec.NamespaceID))
 	}
-	d.o.Logger.Info("harness serving", "agent", a.AgentID, "revision", spec.RevisionID, "container", c.ID)
 	return appServer{harnessID: c.ID, url: "ws://" + ip + ":" + itoa(AppServerPort), token: token}, r, false, nil
 }
 
@@ -353,58 +360,71 @@ func codexArchive() *bytes.Reader {
 // started: a one-shot container of the gateway image runs `openclaw plugins
 // install <spec> --pin` on the same volume (the gateway trusts only a
 // plugin whose install record its own CLI wrote; docs/DOCKER.md).
-func (d *Driver) installPlugin(ctx context.Context, spec compute.RevisionSpec, gw string, entrypoint []string) error {
+func (d *Driver) installPlugin(ctx context.Context, spec compute.RevisionSpec, gw string, entrypoint []string) (pending bool, err error) {
 	if strings.TrimSpace(d.readFile(ctx, gw, DataDir+"/"+pluginMarker)) == CodexPluginSpec {
-		return nil
+		return false, nil
 	}
 	a := spec.AgentRef
 	name := pluginInstallName(a)
-	if old, found, err := d.owned(ctx, name, AgentLabels(a, RolePluginInstall)); err != nil {
-		return err
-	} else if found {
-		if err := d.e.removeContainer(ctx, old.ID, StopSeconds); err != nil {
-			return classify(err)
+	c, found, err := d.owned(ctx, name, AgentLabels(a, RolePluginInstall))
+	if err != nil {
+		return false, err
+	}
+	if !found {
+		// One found goes on where it is (an earlier pass whose request
+		// timed out made it, or it still runs).
+		cc := d.hardened(spec.NamespaceID, []mount{{Type: "volume", Source: StateVolumeName(a), Target: DataDir}})
+		cc.containerConfig = containerConfig{
+			User: GatewayUser, Image: d.o.GatewayImage,
+			Env:        []string{"HOME=" + HomeDir, "OPENCLAW_STATE_DIR=" + StateDir, "OPENCLAW_CONFIG_PATH=" + pluginScratch},
+			Entrypoint: []string{"node", "-e", pluginInstallScript},
+			Cmd:        append(append([]string{d.npmCache}, entrypoint...), "plugins", "install", CodexPluginSpec, "--pin"),
+			Labels:     AgentLabels(a, RolePluginInstall),
+		}
+		cc.HostConfig.RestartPolicy = restartPolicy{Name: "no"}
+		id, err := d.e.createContainer(ctx, name, cc)
+		switch {
+		case isConflict(err): // the engine still makes it
+			return true, nil
+		case err != nil:
+			return false, classify(err)
+		}
+		if c, err = d.e.inspectContainer(ctx, id); err != nil {
+			return false, classify(err)
 		}
 	}
-	c := d.hardened(spec.NamespaceID, []mount{{Type: "volume", Source: StateVolumeName(a), Target: DataDir}})
-	c.containerConfig = containerConfig{
-		User: GatewayUser, Image: d.o.GatewayImage,
-		Env:        []string{"HOME=" + HomeDir, "OPENCLAW_STATE_DIR=" + StateDir, "OPENCLAW_CONFIG_PATH=" + pluginScratch},
-		Entrypoint: []string{"node", "-e", pluginInstallScript},
-		Cmd:        append(append([]string{d.npmCache}, entrypoint...), "plugins", "install", CodexPluginSpec, "--pin"),
-		Labels:     AgentLabels(a, RolePluginInstall),
-	}
-	c.HostConfig.RestartPolicy = restartPolicy{Name: "no"}
-	id, err := d.e.createContainer(ctx, name, c)
-	if err != nil {
-		return classify(err)
-	}
-	defer func() { _ = d.e.removeContainer(context.WithoutCancel(ctx), id, StopSeconds) }()
-	scratch := []byte("{}\n")
-	if err := d.e.putArchive(ctx, id, StateDir, fileArchive(path.Base(pluginScratch), 0o600, gatewayID, scratch)); err != nil {
-		return classify(err)
-	}
 	began := time.Now()
-	if err := d.e.startContainer(ctx, id); err != nil {
-		return classify(err)
+	if c.State.Status == "created" {
+		scratch := []byte("{}\n")
+		if err := d.e.putArchive(ctx, c.ID, StateDir, fileArchive(path.Base(pluginScratch), 0o600, gatewayID, scratch)); err != nil {
+			return false, classify(err)
+		}
+		if err := d.e.startContainer(ctx, c.ID); err != nil {
+			return false, classify(err)
+		}
 	}
-	code, err := d.e.wait(ctx, id, pluginTimeout)
+	code, err := d.e.wait(ctx, c.ID, pluginTimeout)
 	if err != nil {
-		return classify(err)
+		return false, classify(err)
 	}
 	if code != 0 {
 		var out tailDemux
-		_ = d.e.containerLogs(ctx, id, 50, &out)
+		_ = d.e.containerLogs(ctx, c.ID, 50, &out)
 		d.o.Logger.Warn("codex plugin install failed", "agent", a.AgentID, "exit", code, "output", string(out.payload.Bytes()))
-		return compute.PermanentWith(occ.DeployPluginInstallFailed, map[string]any{"pluginId": agentruntime.CodexPluginPackage},
+	}
+	if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
+		return false, classify(err)
+	}
+	if code != 0 {
+		return false, compute.PermanentWith(occ.DeployPluginInstallFailed, map[string]any{"pluginId": agentruntime.CodexPluginPackage},
 			fmt.Errorf("install %s into the gateway's state: exit %d", CodexPluginSpec, code))
 	}
 	marker := []byte(CodexPluginSpec + "\n")
 	if err := d.e.putArchive(ctx, gw, DataDir, fileArchive(pluginMarker, 0o444, 0, marker)); err != nil {
-		return classify(err)
+		return false, classify(err)
 	}
 	d.o.Logger.Info("codex plugin installed into the gateway's state", "agent", a.AgentID, "spec", CodexPluginSpec, "in", time.Since(began).Round(time.Millisecond))
-	return nil
+	return false, nil
 }
 
 // readFile reads a small file of a container ("" when it cannot).
