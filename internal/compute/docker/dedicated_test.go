@@ -202,8 +202,10 @@ func TestDedicatedCodexHeldFailures(t *testing.T) {
 
 // TestDedicatedCodexStopReadoptDelete: a restarted occ (a new driver)
 // keeps both containers and answers ready without a second login or
-// probe; stop removes both and keeps the volumes; the next start logs in
-// again; delete leaves no container or volume of the Agent.
+// probe; without its gateway container the harness goes on (no second
+// login or probe) with a new gateway; stop removes both and keeps the
+// volumes; the next start logs in again; delete leaves no container or
+// volume of the Agent.
 func TestDedicatedCodexStopReadoptDelete(t *testing.T) {
 	t.Parallel()
 	dd := daemon(t)
@@ -242,6 +244,21 @@ func TestDedicatedCodexStopReadoptDelete(t *testing.T) {
 	}
 	if harness[docker.CheckContainer] != compute.CodeOK || harness[compute.HarnessCheckLogin] != compute.CodeOK || harness[compute.HarnessCheckAppServe] != compute.CodeOK {
 		t.Errorf("harness checks %v; want container, login and app-server OK", harness)
+	}
+
+	// The gateway container gone (an occ that stopped after its harness
+	// passed, or a create that timed out): the harness goes on, without a
+	// second login or probe, and a new gateway is made for it.
+	gwID, harnessID, _ := strings.Cut(ws[0], "+")
+	dd.MustDo(t, http.MethodDelete, "/containers/"+gwID+"?force=1", nil, nil)
+	if r := awaitReadiness(t, open(t), spec, isReady); !r.Ready {
+		t.Fatalf("readiness without the gateway container: %+v", r)
+	}
+	got := obs.Workloads(t, ag)
+	again, _ = os.Stat(filepath.Join(dd.VolumeDir(docker.CodexVolumeName(ag)), "home", "exec.args"))
+	if len(got) != 1 || !strings.HasSuffix(got[0], "+"+harnessID) || strings.HasPrefix(got[0], gwID) || !again.ModTime().Equal(probe.ModTime()) {
+		t.Fatalf("after the gateway was removed: workloads %v (were %v), probe at %v (was %v); want a new gateway for the same harness, no second probe",
+			got, ws, again.ModTime(), probe.ModTime())
 	}
 
 	if err := d2.StopAgent(ctx, ag); err != nil {
