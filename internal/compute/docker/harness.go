@@ -361,14 +361,22 @@ func codexArchive() *bytes.Reader {
 // install <spec> --pin` on the same volume (the gateway trusts only a
 // plugin whose install record its own CLI wrote; docs/DOCKER.md).
 func (d *Driver) installPlugin(ctx context.Context, spec compute.RevisionSpec, gw string, entrypoint []string) (pending bool, err error) {
-	if strings.TrimSpace(d.readFile(ctx, gw, DataDir+"/"+pluginMarker)) == CodexPluginSpec {
-		return false, nil
-	}
 	a := spec.AgentRef
 	name := pluginInstallName(a)
 	c, found, err := d.owned(ctx, name, AgentLabels(a, RolePluginInstall))
 	if err != nil {
 		return false, err
+	}
+	if strings.TrimSpace(d.readFile(ctx, gw, DataDir+"/"+pluginMarker)) == CodexPluginSpec {
+		// Installed; its container goes if a removal that timed out left it.
+		if found {
+			return false, classify(d.e.removeContainer(ctx, c.ID, StopSeconds))
+		}
+		return false, nil
+	}
+	if found && c.State.Status != "created" && c.State.Status != "running" && c.State.Status != "exited" {
+		// Being removed (or dead): waited out, then made again.
+		return true, classify(d.e.removeContainer(ctx, c.ID, StopSeconds))
 	}
 	if !found {
 		// One found goes on where it is (an earlier pass whose request
@@ -411,20 +419,18 @@ func (d *Driver) installPlugin(ctx context.Context, spec compute.RevisionSpec, g
 		var out tailDemux
 		_ = d.e.containerLogs(ctx, c.ID, 50, &out)
 		d.o.Logger.Warn("codex plugin install failed", "agent", a.AgentID, "exit", code, "output", string(out.payload.Bytes()))
-	}
-	if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
-		return false, classify(err)
-	}
-	if code != 0 {
+		_ = d.e.removeContainer(ctx, c.ID, StopSeconds) // StopAgent and DeleteAgent remove it otherwise
 		return false, compute.PermanentWith(occ.DeployPluginInstallFailed, map[string]any{"pluginId": agentruntime.CodexPluginPackage},
 			fmt.Errorf("install %s into the gateway's state: exit %d", CodexPluginSpec, code))
 	}
+	// The marker first: a removal that times out is finished by a later
+	// pass, never answered with a second install.
 	marker := []byte(CodexPluginSpec + "\n")
 	if err := d.e.putArchive(ctx, gw, DataDir, fileArchive(pluginMarker, 0o444, 0, marker)); err != nil {
 		return false, classify(err)
 	}
 	d.o.Logger.Info("codex plugin installed into the gateway's state", "agent", a.AgentID, "spec", CodexPluginSpec, "in", time.Since(began).Round(time.Millisecond))
-	return false, nil
+	return false, classify(d.e.removeContainer(ctx, c.ID, StopSeconds))
 }
 
 // readFile reads a small file of a container ("" when it cannot).
