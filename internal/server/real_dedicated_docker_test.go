@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openclaw/occ/internal/agentruntime"
-	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/docker"
 )
@@ -31,15 +29,7 @@ import (
 // timing; it logs how long the deploy took.
 func TestRealDedicatedCodexDockerLane(t *testing.T) {
 	t.Parallel()
-	cache := cachetest.Runtime(t)
-	progress := lineLogger(t)
-	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: progress})
-	if err != nil {
-		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
-	}
-	if _, err := agentruntime.InstallCodex(t.Context(), agentruntime.Options{Dir: cache, Progress: progress}, rt); err != nil {
-		t.Fatalf("install the Codex pieces into %s: %v", cache, err)
-	}
+	cache := runtimeWithCodex(t)
 	l := startRealDockerLane(t, cache, "real-dedicated-docker", 10*time.Minute)
 	e, d, ns := l.e, l.d, l.ns
 	prov := startResponsesProviderOn(t, net.JoinHostPort(l.bridge, "0"))

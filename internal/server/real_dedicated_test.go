@@ -38,17 +38,7 @@ import (
 // rejects fails with RUNTIME_AUTHENTICATION_FAILED before any gateway
 // starts. It asserts no timing; it logs how long the deploy took.
 func TestRealDedicatedCodexLane(t *testing.T) {
-	cache := cachetest.Runtime(t)
-	began := time.Now()
-	progress := lineLogger(t)
-	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: progress})
-	if err != nil {
-		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
-	}
-	if _, err := agentruntime.InstallCodex(t.Context(), agentruntime.Options{Dir: cache, Progress: progress}, rt); err != nil {
-		t.Fatalf("install the Codex pieces into %s: %v", cache, err)
-	}
-	t.Logf("runtime with Codex ready in %s", time.Since(began).Round(time.Millisecond))
+	cache := runtimeWithCodex(t)
 
 	prov := startResponsesProvider(t)
 	events := &eventLog{min: slog.LevelDebug}
@@ -134,6 +124,23 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 			t.Fatalf("a gateway runs (%v) although its harness was rejected", pids)
 		}
 	})
+}
+
+// runtimeWithCodex installs the pinned runtime with its Codex pieces into
+// the runtime cache when missing and returns the cache.
+func runtimeWithCodex(t *testing.T) string {
+	cache := cachetest.Runtime(t)
+	began := time.Now()
+	progress := lineLogger(t)
+	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: progress})
+	if err != nil {
+		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
+	}
+	if _, err := agentruntime.InstallCodex(t.Context(), agentruntime.Options{Dir: cache, Progress: progress}, rt); err != nil {
+		t.Fatalf("install the Codex pieces into %s: %v", cache, err)
+	}
+	t.Logf("runtime with Codex ready in %s", time.Since(began).Round(time.Millisecond))
+	return cache
 }
 
 // codexConnected waits until the real codex plugin reached the real
