@@ -13,6 +13,12 @@
 // the container starts; the gateway token (new per container) and the
 // revision's secret environment are only in the container's environment.
 //
+// A dedicated revision (harness.go) adds a harness container, the Codex
+// app-server holding the model credential, with a Codex volume of its own;
+// the login and the model probe run as execs in it (the secret on the
+// exec's stdin), and the gateway container reaches its app-server over the
+// Namespace's network with a per-container token.
+//
 // Every object carries occ's labels (LabelManaged, LabelDriver and the raw
 // IDs); an object under one of occ's names without them is refused with
 // CodeOwnershipConflict, never adopted, and deletion removes only objects

@@ -6,7 +6,8 @@
 // defined bridge networks and ports published on 127.0.0.1 (the userland
 // proxy) work. Nothing here touches a Docker daemon the machine may already
 // run. It also builds the test gateway image (GatewayImage): the fake
-// gateway as the entry point, the host's node for the driver's wrapper.
+// gateway as the entry point, the fake Codex CLI as codex, the host's node
+// for the driver's wrappers.
 package dockertest
 
 import (
