@@ -34,7 +34,9 @@ func TestRealDedicatedCodexDockerLane(t *testing.T) {
 	e, d, ns := l.e, l.d, l.ns
 	prov := startResponsesProviderOn(t, net.JoinHostPort(l.bridge, "0"))
 	// The image says it runs dedicated Codex (what the driver declares on).
-	var img struct{ Config struct{ Labels map[string]string } }
+	var img struct {
+		Config struct{ Labels map[string]string }
+	}
 	d.MustDo(t, http.MethodGet, "/images/"+l.image+"/json", nil, &img)
 	if img.Config.Labels[docker.LabelDedicatedCodex] != docker.CodexPluginSpec {
 		t.Fatalf("image %s labels %v; want %s=%s", l.image, img.Config.Labels, docker.LabelDedicatedCodex, docker.CodexPluginSpec)

@@ -223,7 +223,7 @@ func TestPodmanConformance(t *testing.T) {
 			Driver:   openOn(t, pd, limits),
 			Observer: observer{d: pd},
 			Reopen:   func(t *testing.T) compute.Driver { return openOn(t, pd, limits) },
-			Options: conformanceOptions(),
+			Options:  conformanceOptions(),
 		}
 	})
 }

@@ -137,7 +137,9 @@ func TestDedicatedCodexDeliveryReachesOnlyTheHarness(t *testing.T) {
 			var doc struct {
 				Plugins struct {
 					Entries map[string]struct {
-						Config struct{ AppServer struct{ Transport, URL, AuthToken string } }
+						Config struct {
+							AppServer struct{ Transport, URL, AuthToken string }
+						}
 					}
 				}
 			}

@@ -471,7 +471,9 @@ func TestDockerRefusals(t *testing.T) {
 
 	// A gateway image that does not say it runs dedicated Codex (its
 	// label emptied): dedicated is not declared, and refused with its code.
-	var created struct{ ID string `json:"Id"` }
+	var created struct {
+		ID string `json:"Id"`
+	}
 	dd.MustDo(t, http.MethodPost, "/containers/create", map[string]any{"Image": dd.GatewayImage(t)}, &created)
 	t.Cleanup(func() { _, _, _ = dd.Do(http.MethodDelete, "/containers/"+created.ID+"?force=1", nil) })
 	dd.MustDo(t, http.MethodPost, "/commit?"+url.Values{"container": {created.ID}, "repo": {"occ-test/embedded-only"}, "tag": {"1"},
