@@ -44,18 +44,36 @@ type Codex struct {
 	// PluginVersion and CodexVersion are the installed versions.
 	PluginVersion string
 	CodexVersion  string
+	// NPMCLI is the npm CLI the install carries (node_modules/npm/bin/npm-cli.js),
+	// NPMCache the npm cache its install filled: everything a gateway's
+	// `plugins install` of the plugin fetches, for an install without the
+	// registry (the Docker driver's gateway image).
+	NPMCLI   string
+	NPMCache string
 }
+
+// NPMPackage is the npm CLI's package.
+const NPMPackage = "npm"
+
+// NPMVersion is the pinned npm CLI the Codex install carries.
+const NPMVersion = occ.PinnedNPMVersion
+
+// codexNPMCache is the install's npm cache directory.
+const codexNPMCache = "npm-cache"
 
 // PluginSpec is the npm spec a gateway installs the plugin from
 // ("@openclaw/codex@2026.9.5").
 func (c Codex) PluginSpec() string { return CodexPluginPackage + "@" + c.PluginVersion }
 
 // codexName is the install directory's name.
-func codexName() string { return "codex-" + CodexPluginVersion + "-" + CodexVersion }
+func codexName() string {
+	return "codex-" + CodexPluginVersion + "-" + CodexVersion + "-npm" + NPMVersion
+}
 
 type codexMarker struct {
 	Plugin      string `json:"plugin"`
 	Codex       string `json:"codex"`
+	NPM         string `json:"npm"`
 	SizeBytes   int64  `json:"sizeBytes"`
 	InstalledAt string `json:"installedAt"`
 }
@@ -67,6 +85,13 @@ func FindCodex(dir string) (Codex, bool) {
 	return c, err == nil
 }
 
+// codexAt is the Codex install in dir.
+func codexAt(dir string) Codex {
+	return Codex{Dir: dir, Entry: filepath.Join(dir, "node_modules", CodexPackage, "bin", "codex.js"),
+		PluginDir: filepath.Join(dir, "node_modules", CodexPluginPackage), PluginVersion: CodexPluginVersion, CodexVersion: CodexVersion,
+		NPMCLI: filepath.Join(dir, "node_modules", NPMPackage, "bin", "npm-cli.js"), NPMCache: filepath.Join(dir, codexNPMCache)}
+}
+
 func checkCodex(dir string) (Codex, error) {
 	b, err := os.ReadFile(filepath.Join(dir, codexMarkerFile))
 	if err != nil {
@@ -76,13 +101,12 @@ func checkCodex(dir string) (Codex, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Codex{}, fmt.Errorf("unreadable marker %s: %w", codexMarkerFile, err)
 	}
-	if m.Plugin != CodexPluginVersion || m.Codex != CodexVersion {
-		return Codex{}, fmt.Errorf("marker names %s %s and %s %s, not %s and %s",
-			CodexPluginPackage, m.Plugin, CodexPackage, m.Codex, CodexPluginVersion, CodexVersion)
+	if m.Plugin != CodexPluginVersion || m.Codex != CodexVersion || m.NPM != NPMVersion {
+		return Codex{}, fmt.Errorf("marker names %s %s, %s %s and %s %s, not %s, %s and %s",
+			CodexPluginPackage, m.Plugin, CodexPackage, m.Codex, NPMPackage, m.NPM, CodexPluginVersion, CodexVersion, NPMVersion)
 	}
-	c := Codex{Dir: dir, Entry: filepath.Join(dir, "node_modules", CodexPackage, "bin", "codex.js"),
-		PluginDir: filepath.Join(dir, "node_modules", CodexPluginPackage), PluginVersion: m.Plugin, CodexVersion: m.Codex}
-	for _, p := range []string{c.Entry, filepath.Join(c.PluginDir, "package.json")} {
+	c := codexAt(dir)
+	for _, p := range []string{c.Entry, filepath.Join(c.PluginDir, "package.json"), c.NPMCLI, c.NPMCache} {
 		if _, err := os.Stat(p); err != nil {
 			return Codex{}, fmt.Errorf("incomplete Codex install: %w", err)
 		}
@@ -154,8 +178,10 @@ func InstallCodex(ctx context.Context, o Options, rt Runtime) (Codex, error) {
 	if err := os.WriteFile(filepath.Join(tmp, "package.json"), append(manifest, '\n'), 0o644); err != nil {
 		return Codex{}, err
 	}
-	specs := []string{CodexPluginPackage + "@" + CodexPluginVersion, CodexPackage + "@" + CodexVersion}
-	args := []string{"install", "--prefix", tmp, "--no-audit", "--no-fund", "--update-notifier=false", "--save-exact",
+	specs := []string{CodexPluginPackage + "@" + CodexPluginVersion, CodexPackage + "@" + CodexVersion, NPMPackage + "@" + NPMVersion}
+	// The install's own cache keeps what it fetched: a gateway can then
+	// install the plugin without the registry (Codex.NPMCache).
+	args := []string{"install", "--prefix", tmp, "--cache", filepath.Join(tmp, codexNPMCache), "--no-audit", "--no-fund", "--update-notifier=false", "--save-exact",
 		"--loglevel=http", "--ignore-scripts", "--legacy-peer-deps"}
 	env := withPath(os.Environ(), filepath.Dir(rt.Node))
 	if err := p.step(ctx, "fetching "+strings.Join(specs, " and "), tmp, func() error {
@@ -163,13 +189,12 @@ func InstallCodex(ctx context.Context, o Options, rt Runtime) (Codex, error) {
 	}); err != nil {
 		return Codex{}, err
 	}
-	c := Codex{Dir: tmp, Entry: filepath.Join(tmp, "node_modules", CodexPackage, "bin", "codex.js"),
-		PluginDir: filepath.Join(tmp, "node_modules", CodexPluginPackage), PluginVersion: CodexPluginVersion, CodexVersion: CodexVersion}
+	c := codexAt(tmp)
 	if err := verifyCodex(ctx, rt.Node, c); err != nil {
 		return Codex{}, err
 	}
 	p.printf("verified: %s %s depends on %s %s; codex --version reports %s", CodexPluginPackage, CodexPluginVersion, CodexPackage, CodexVersion, CodexVersion)
-	m := codexMarker{Plugin: CodexPluginVersion, Codex: CodexVersion, SizeBytes: dirSize(tmp), InstalledAt: time.Now().UTC().Format(time.RFC3339)}
+	m := codexMarker{Plugin: CodexPluginVersion, Codex: CodexVersion, NPM: NPMVersion, SizeBytes: dirSize(tmp), InstalledAt: time.Now().UTC().Format(time.RFC3339)}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	if err := writeFileSync(filepath.Join(tmp, codexMarkerFile), append(b, '\n')); err != nil {
 		return Codex{}, fmt.Errorf("write marker: %w", err)
@@ -183,7 +208,7 @@ func InstallCodex(ctx context.Context, o Options, rt Runtime) (Codex, error) {
 	if err != nil {
 		return Codex{}, fmt.Errorf("codex install at %s: %w", final, err)
 	}
-	p.printf("installed %s and %s in %s (%s) at %s", specs[0], specs[1], p.elapsed(), formatBytes(m.SizeBytes), final)
+	p.printf("installed %s, %s and %s in %s (%s) at %s", specs[0], specs[1], specs[2], p.elapsed(), formatBytes(m.SizeBytes), final)
 	return c, nil
 }
 
@@ -211,7 +236,15 @@ func verifyCodex(ctx context.Context, node string, c Codex) error {
 	vctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	env := []string{"PATH=" + filepath.Dir(node) + ":/usr/bin:/bin", "HOME=" + c.Dir}
+	// Its home is a scratch directory: Codex writes there (.codex/tmp, links
+	// to itself), which must not end up in the install (the gateway image
+	// carries the install).
+	home, err := os.MkdirTemp("", "occ-codex-verify-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(home)
+	env := []string{"PATH=" + filepath.Dir(node) + ":/usr/bin:/bin", "HOME=" + home, "CODEX_HOME=" + home}
 	if err := runCmd(vctx, c.Dir, env, nil, &out, node, c.Entry, "--version"); err != nil {
 		return fmt.Errorf("run the installed codex: %w", err)
 	}

@@ -24,13 +24,17 @@ func TestInstallCodexInstallsVerifiesAndReuses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("InstallCodex: %v\n%s", err, out.String())
 	}
-	if c.Dir != filepath.Join(dir, "codex-"+CodexPluginVersion+"-"+CodexVersion) || c.PluginSpec() != "@openclaw/codex@"+CodexPluginVersion {
+	if c.Dir != filepath.Join(dir, "codex-"+CodexPluginVersion+"-"+CodexVersion+"-npm"+NPMVersion) || c.PluginSpec() != "@openclaw/codex@"+CodexPluginVersion {
 		t.Fatalf("install = %+v", c)
 	}
-	if _, err := os.Stat(c.Entry); err != nil {
-		t.Fatal(err)
+	// The npm CLI and the install's own npm cache come with it (the
+	// gateway image's offline plugin install).
+	for _, p := range []string{c.Entry, c.NPMCLI, filepath.Join(c.NPMCache, "_cacache")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if n := countCalls(readCalls(t, calls), "install", "@openclaw/codex@"+CodexPluginVersion, "@openai/codex@"+CodexVersion, "--ignore-scripts"); n != 1 {
+	if n := countCalls(readCalls(t, calls), "install", "@openclaw/codex@"+CodexPluginVersion, "@openai/codex@"+CodexVersion, "npm@"+NPMVersion, "--cache", "--ignore-scripts"); n != 1 {
 		t.Fatalf("npm installs of the Codex pieces = %d; calls %v", n, readCalls(t, calls))
 	}
 	if !strings.Contains(out.String(), "verified: @openclaw/codex") {

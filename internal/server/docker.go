@@ -34,7 +34,7 @@ func (m *Main) dockerDriver() (compute.Driver, error) {
 		d.Close()
 		return nil, fmt.Errorf("docker compute driver preflight: %w", err)
 	}
-	m.Logger.Info("docker engine", "version", e.Version, "api", e.APIVersion, "podman", e.Podman, "cpus", e.CPUs)
+	m.Logger.Info("docker engine", "version", e.Version, "api", e.APIVersion, "podman", e.Podman, "cpus", e.CPUs, "dedicated", e.Dedicated)
 	if e.CPULimit < cpus {
 		m.Logger.Warn("compute.docker.resources.cpus is more than the engine's CPUs: each gateway container may use all of them",
 			"setting", k.Resources.CPUs, "engineCPUs", e.CPUs)

@@ -58,7 +58,14 @@ func BuildImage(ctx context.Context, cfg *config.Config, o cli.ImageBuild, out, 
 				v.OpenClaw, v.NodeMajor, cfg.RuntimeDir)
 		}
 		fmt.Fprintf(progress, "image: reading openclaw %s with Node.js %s from %s\n", rt.Versions.OpenClaw, rt.NodeVersion, rt.Dir)
-		s, missing, err := ociimage.Gateway(ctx, rt, ociimage.CACertificates)
+		var codex *agentruntime.Codex
+		if c, ok := agentruntime.FindCodex(cfg.RuntimeDir); ok {
+			codex = &c
+			fmt.Fprintf(progress, "image: with Codex %s and the codex plugin %s from %s (dedicated Agents)\n", c.CodexVersion, c.PluginVersion, c.Dir)
+		} else {
+			fmt.Fprintf(progress, "image: no Codex install in %s: dedicated Agents cannot run on this image (occ runtime install installs it)\n", cfg.RuntimeDir)
+		}
+		s, missing, err := ociimage.Gateway(ctx, rt, codex, ociimage.CACertificates)
 		if err != nil {
 			return err
 		}

@@ -39,17 +39,7 @@ import (
 // starts. It asserts no timing; it logs how long the deploy took.
 func TestRealDedicatedCodexLane(t *testing.T) {
 	t.Parallel()
-	cache := cachetest.Runtime(t)
-	began := time.Now()
-	progress := lineLogger(t)
-	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: progress})
-	if err != nil {
-		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
-	}
-	if _, err := agentruntime.InstallCodex(t.Context(), agentruntime.Options{Dir: cache, Progress: progress}, rt); err != nil {
-		t.Fatalf("install the Codex pieces into %s: %v", cache, err)
-	}
-	t.Logf("runtime with Codex ready in %s", time.Since(began).Round(time.Millisecond))
+	cache := runtimeWithCodex(t)
 
 	prov := startResponsesProvider(t)
 	events := &eventLog{min: slog.LevelDebug}
@@ -67,35 +57,7 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 	ns := e.createNamespace("real-dedicated")
 	w := &realWorld{t: t, e: e, ns: ns, drv: drv, events: events}
 
-	newDedicated := func(name, key string) (agent string) {
-		r := e.call("POST", w.path("/secrets"), e.admin, map[string]any{"name": name + "-key", "value": key})
-		if r.Status != 201 {
-			t.Fatalf("create secret = %d %v", r.Status, r.Body)
-		}
-		w.secret = r.data()["id"].(string)
-		r = e.call("POST", w.path("/configurations"), e.admin, map[string]any{"name": name, "kind": "agent", "values": map[string]any{
-			"models": map[string]any{"providers": map[string]any{"openai": map[string]any{"baseUrl": prov.URL + "/v1"}}},
-			"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}},
-		}})
-		if r.Status != 201 {
-			t.Fatalf("create configuration = %d %v", r.Status, r.Body)
-		}
-		cfg := r.data()["id"].(string)
-		r = e.call("POST", w.path("/agents"), e.admin, map[string]any{"name": name, "configurationId": cfg, "executionMode": "dedicated",
-			"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
-		if r.Status != 201 {
-			t.Fatalf("create agent = %d %v", r.Status, r.Body)
-		}
-		agent, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
-		r = e.call("POST", w.path("/iam/roles"), e.admin, map[string]any{"name": "operate-" + name, "permissions": []string{"secret:operate"}})
-		if r.Status != 201 {
-			t.Fatalf("create role = %d %v", r.Status, r.Body)
-		}
-		if r := e.call("POST", w.path("/iam/bindings"), e.admin, map[string]any{"principalId": sp, "roleId": r.data()["id"]}); r.Status != 201 {
-			t.Fatalf("grant the Agent's principal = %d %v", r.Status, r.Body)
-		}
-		return agent
-	}
+	newDedicated := func(name, key string) string { return w.newDedicatedAgent(name, key, prov.URL+"/v1") }
 
 	t.Run("api-key-succeeds", func(t *testing.T) {
 		w := w.withT(t)
@@ -144,18 +106,7 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 				t.Fatalf("the harness's auth.json is uid %d mode %o; the gateway runs as %d: want a user of its own, 0600", login.Uid, login.Mode&0o777, gw.Uid)
 			}
 		}
-		// The real codex plugin reached the real app-server with the
-		// per-startup token (the gateway logs it once connected).
-		w.waitUntil("the gateway's codex plugin connected to the app-server", 5*time.Minute, func() bool {
-			b, _ := os.ReadFile(filepath.Join(dir, "console.log"))
-			return strings.Contains(string(b), "codex app-server remote WebSocket connection is healthy")
-		})
-		got := verdicts(t, e.call("POST", w.path("/agents/"+agent+"/deployments/"+rev+"/diagnostics"), e.admin, nil), rev)
-		for _, k := range []string{"harness/process", "harness/login", "harness/app-server", "gateway/readyz"} {
-			if got[k] != "succeeded OK" {
-				t.Errorf("diagnostics %s = %q (all: %v)", k, got[k], got)
-			}
-		}
+		w.codexConnected(agent, rev, filepath.Join(dir, "console.log"), "harness/process")
 	})
 
 	t.Run("rejected-key-fails-authentication", func(t *testing.T) {
@@ -174,6 +125,62 @@ func TestRealDedicatedCodexLane(t *testing.T) {
 			t.Fatalf("a gateway runs (%v) although its harness was rejected", pids)
 		}
 	})
+}
+
+// runtimeWithCodex installs the pinned runtime with its Codex pieces into
+// the runtime cache when missing and returns the cache.
+func runtimeWithCodex(t *testing.T) string {
+	cache := cachetest.Runtime(t)
+	began := time.Now()
+	progress := lineLogger(t)
+	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: progress})
+	if err != nil {
+		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
+	}
+	if _, err := agentruntime.InstallCodex(t.Context(), agentruntime.Options{Dir: cache, Progress: progress}, rt); err != nil {
+		t.Fatalf("install the Codex pieces into %s: %v", cache, err)
+	}
+	t.Logf("runtime with Codex ready in %s", time.Since(began).Round(time.Millisecond))
+	return cache
+}
+
+// codexConnected waits until the real codex plugin reached the real
+// app-server with the per-startup token (the gateway logs it once
+// connected, in log) and checks the revision's fresh diagnostics: the
+// harness's (its workload check, login, app-server) and the gateway's
+// readyz all OK.
+func (w *realWorld) codexConnected(agent, rev, log, workloadCheck string) {
+	w.waitUntil("the gateway's codex plugin connected to the app-server", 5*time.Minute, func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), "codex app-server remote WebSocket connection is healthy")
+	})
+	got := verdicts(w.t, w.e.call("POST", w.path("/agents/"+agent+"/deployments/"+rev+"/diagnostics"), w.e.admin, nil), rev)
+	for _, k := range []string{workloadCheck, "harness/login", "harness/app-server", "gateway/readyz"} {
+		if got[k] != "succeeded OK" {
+			w.t.Errorf("diagnostics %s = %q (all: %v)", k, got[k], got)
+		}
+	}
+}
+
+// newDedicatedAgent creates a dedicated api_key Agent whose key is a new
+// Secret holding key, its primary model openai/gpt-5.4 at baseURL, its
+// principal allowed to read the Secret; it returns the Agent's ID.
+func (w *realWorld) newDedicatedAgent(name, key, baseURL string) (agent string) {
+	t, e := w.t, w.e
+	r := e.call("POST", w.path("/secrets"), e.admin, map[string]any{"name": name + "-key", "value": key})
+	if r.Status != 201 {
+		t.Fatalf("create secret = %d %v", r.Status, r.Body)
+	}
+	w.secret = r.data()["id"].(string)
+	r = e.call("POST", w.path("/configurations"), e.admin, map[string]any{"name": name, "kind": "agent", "values": map[string]any{
+		"models": map[string]any{"providers": map[string]any{"openai": map[string]any{"baseUrl": baseURL}}},
+		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}},
+	}})
+	if r.Status != 201 {
+		t.Fatalf("create configuration = %d %v", r.Status, r.Body)
+	}
+	return w.createAgent(name, map[string]any{"name": name, "configurationId": r.data()["id"], "executionMode": "dedicated",
+		"harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}})
 }
 
 func dumpDedicated(t *testing.T, dir string) {
@@ -200,9 +207,14 @@ type responsesProvider struct {
 }
 
 func startResponsesProvider(t *testing.T) *responsesProvider {
+	return startResponsesProviderOn(t, "127.0.0.1:0")
+}
+
+// startResponsesProviderOn is startResponsesProvider listening on addr
+// (a container's way to the host: the bridge's address).
+func startResponsesProviderOn(t *testing.T, addr string) *responsesProvider {
 	p := &responsesProvider{}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.Close)
+	p.Server = gatewaytest.ServeOn(t, addr, http.HandlerFunc(p.serve))
 	return p
 }
 

@@ -46,47 +46,10 @@ func TestRealOpenClawDockerLane(t *testing.T) {
 	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
 		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
 	}
-	d := dockertest.Start(t)
-	image := buildAndLoadGateway(t, cache, d)
-
-	serverLog := &eventLog{min: slog.LevelInfo}
-	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
-		m.Config.Compute.Driver = "docker"
-		m.Config.Compute.Docker.Host = d.Host()
-		m.Config.Compute.Docker.Images.Gateway = image
-		m.Config.Worker.ConvergenceTimeout = config.Duration(5 * time.Minute)
-		m.Logger = slog.New(serverLog)
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("occ's log:\n%s", serverLog)
-		}
-	})
-	ns := e.createNamespace("real-docker")
-
-	// The Namespace's network, as occ's first deploy makes it, and the
-	// provider on the host's address on it.
-	drv, err := docker.New(docker.Options{Host: d.Host(), RequestTimeout: 30 * time.Second, GatewayImage: image, GatewayPort: 8080,
-		MemoryBytes: 3 << 30, NanoCPUs: 4e9, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drv.Close()
-	if _, err := drv.Preflight(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := drv.EnsureNamespace(t.Context(), compute.NamespaceRef{ID: ns, Name: "real-docker"}); err != nil {
-		t.Fatal(err)
-	}
-	var netw struct {
-		IPAM struct{ Config []struct{ Gateway string } }
-	}
-	d.MustDo(t, http.MethodGet, "/networks/"+docker.NetworkName(ns), nil, &netw)
-	if len(netw.IPAM.Config) == 0 || net.ParseIP(netw.IPAM.Config[0].Gateway) == nil {
-		t.Fatalf("network %s has no gateway address: %+v", docker.NetworkName(ns), netw)
-	}
-	prov := startFakeProviderOn(t, net.JoinHostPort(netw.IPAM.Config[0].Gateway, "0"))
-	t.Logf("image %s; the provider at %s (the bridge's address)", image, prov.URL)
+	l := startRealDockerLane(t, cache, "real-docker", 5*time.Minute)
+	e, d, ns := l.e, l.d, l.ns
+	prov := startFakeProviderOn(t, net.JoinHostPort(l.bridge, "0"))
+	t.Logf("image %s; the provider at %s (the bridge's address)", l.image, prov.URL)
 
 	w := &realWorld{t: t, e: e, ns: ns, prov: prov}
 	canary := "sk-occ-real-docker-canary-" + randomHex(8)
@@ -96,6 +59,62 @@ func TestRealOpenClawDockerLane(t *testing.T) {
 	}
 	w.secret = r.data()["id"].(string)
 	(&realDockerWorld{realWorld: w, d: d}).lifecycle(canary)
+}
+
+// realDockerLane is a real Docker lane's engine, its gateway image, occ
+// using both, a Namespace and the host's address on its bridge.
+type realDockerLane struct {
+	e      *env
+	d      *dockertest.Daemon
+	image  string
+	ns     string
+	bridge string
+}
+
+// startRealDockerLane starts a dockerd, builds and loads the gateway image
+// of the runtime in cache into it, boots occ on SQLite with compute.docker
+// at both, and creates a Namespace whose network it makes at once with the
+// driver's own EnsureNamespace (what occ's first deploy does), to learn
+// the bridge's gateway address: the only address of the host a container
+// on a user-defined bridge reaches. occ's log is shown when t fails.
+func startRealDockerLane(t *testing.T, cache, nsName string, convergence time.Duration) realDockerLane {
+	t.Helper()
+	d := dockertest.Start(t)
+	image := buildAndLoadGateway(t, cache, d)
+	serverLog := &eventLog{min: slog.LevelInfo}
+	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
+		m.Config.Compute.Driver = "docker"
+		m.Config.Compute.Docker.Host = d.Host()
+		m.Config.Compute.Docker.Images.Gateway = image
+		m.Config.Worker.ConvergenceTimeout = config.Duration(convergence)
+		m.Logger = slog.New(serverLog)
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("occ's log:\n%s", serverLog)
+		}
+	})
+	ns := e.createNamespace(nsName)
+	drv, err := docker.New(docker.Options{Host: d.Host(), RequestTimeout: 30 * time.Second, GatewayImage: image, GatewayPort: 8080,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	if _, err := drv.Preflight(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drv.EnsureNamespace(t.Context(), compute.NamespaceRef{ID: ns, Name: nsName}); err != nil {
+		t.Fatal(err)
+	}
+	var netw struct {
+		IPAM struct{ Config []struct{ Gateway string } }
+	}
+	d.MustDo(t, http.MethodGet, "/networks/"+docker.NetworkName(ns), nil, &netw)
+	if len(netw.IPAM.Config) == 0 || net.ParseIP(netw.IPAM.Config[0].Gateway) == nil {
+		t.Fatalf("network %s has no gateway address: %+v", docker.NetworkName(ns), netw)
+	}
+	return realDockerLane{e: e, d: d, image: image, ns: ns, bridge: netw.IPAM.Config[0].Gateway}
 }
 
 // buildAndLoadGateway runs `occ runtime image build --load` (the occ
@@ -251,7 +270,7 @@ func (w *realDockerWorld) lifecycle(canary string) {
 	if r := e.call("POST", w.path("/agents/"+agent+"/stop"), e.admin, nil); r.Status != 202 {
 		t.Fatalf("stop = %d %v", r.Status, r.Body)
 	}
-	took := w.waitUntil("activeRevisionId cleared", 2*time.Minute, func() bool { return w.agentGET(agent).data()["activeRevisionId"] == nil })
+	took := w.waitUntil("activeRevisionId cleared", 6*time.Minute, func() bool { return w.agentGET(agent).data()["activeRevisionId"] == nil })
 	t.Logf("stop: activeRevisionId null %s after the 202", took.Round(time.Millisecond))
 	if c, ok := w.gatewayContainer(ref); ok {
 		t.Fatalf("the stopped Agent's container still exists (%s)", c.State.Status)
@@ -289,7 +308,7 @@ func (w *realDockerWorld) lifecycle(canary string) {
 	if r := e.call("DELETE", w.path("/agents/"+agent), e.admin, nil); r.Status != 202 {
 		t.Fatalf("delete = %d %v", r.Status, r.Body)
 	}
-	took = w.waitUntil("the Agent gone (404)", 2*time.Minute, func() bool { return w.agentGET(agent).Status == 404 })
+	took = w.waitUntil("the Agent gone (404)", 6*time.Minute, func() bool { return w.agentGET(agent).Status == 404 })
 	t.Logf("delete: 404 %s after the 202", took.Round(time.Millisecond))
 	if c, ok := w.gatewayContainer(ref); ok {
 		t.Fatalf("the deleted Agent's container still exists (%s)", c.State.Status)

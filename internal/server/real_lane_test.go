@@ -153,7 +153,14 @@ func (w *realWorld) newAgent(name, apiKey string, files map[string]any) (agent, 
 	if files != nil {
 		body["initialWorkspaceFiles"] = files
 	}
-	r = e.call("POST", w.path("/agents"), e.admin, body)
+	return w.createAgent(name, body), cfg
+}
+
+// createAgent creates the Agent body describes and lets its service
+// principal operate the Namespace's Secrets; it returns the Agent's ID.
+func (w *realWorld) createAgent(name string, body map[string]any) string {
+	t, e := w.t, w.e
+	r := e.call("POST", w.path("/agents"), e.admin, body)
 	if r.Status != 201 {
 		t.Fatalf("create agent = %d %v", r.Status, r.Body)
 	}
@@ -165,7 +172,7 @@ func (w *realWorld) newAgent(name, apiKey string, files map[string]any) (agent, 
 	if r := e.call("POST", w.path("/iam/bindings"), e.admin, map[string]any{"principalId": sp, "roleId": r.data()["id"]}); r.Status != 201 {
 		t.Fatalf("grant the Agent's principal = %d %v", r.Status, r.Body)
 	}
-	return agent, cfg
+	return agent
 }
 
 // deploy admits a revision and returns it and when the 202 arrived.

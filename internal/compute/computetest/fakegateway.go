@@ -20,6 +20,17 @@ func FakeModelDocument() map[string]any {
 	}
 }
 
+// FakeDedicatedDocument is a dedicated revision's document for the fake
+// Codex CLI (gatewaytest.CodexBinaryPackage), which decides by the
+// credential: the primary model openai/gpt-5.4 at an openai provider on a
+// port nothing answers.
+func FakeDedicatedDocument() map[string]any {
+	return map[string]any{
+		"models": map[string]any{"providers": map[string]any{"openai": map[string]any{"baseUrl": "http://127.0.0.1:9/v1"}}},
+		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}},
+	}
+}
+
 // FakeGatewaySlowStart is Options.SlowStart for a driver whose workloads run
 // the fake gateway binary (gatewaytest.BuildBinary), which takes its
 // switches from its environment: the port opens after 1 s, the gateway is

@@ -50,7 +50,8 @@ const (
 // another revision is removed first: a new revision recreates it) and
 // reports readiness: the container's state, then the gateway's own probes
 // through its published port and, once per container, the model
-// credential.
+// credential. A dedicated revision's harness container (harness.go) is
+// made to serve first, and its gateway made for it.
 func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec) (compute.Readiness, error) {
 	if err := spec.RevisionRef.Validate(); err != nil {
 		return compute.Readiness{}, err
@@ -61,27 +62,47 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if spec.NativeAdminOrigin != "" {
 		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, errors.New("the docker compute driver does not run the native admin UI"))
 	}
-	rendered, err := gateway.RenderConfig(gateway.RenderInput{Document: spec.Document, Port: d.o.GatewayPort, Bind: gateway.BindLoopback,
-		WorkspaceDir: WorkspaceDir, LogFile: LogFile})
+	dedicated := spec.ExecutionMode == occ.ExecutionDedicated
+	render := func(as *appServer) ([]byte, error) {
+		in := gateway.RenderInput{Document: spec.Document, Port: d.o.GatewayPort, Bind: gateway.BindLoopback, WorkspaceDir: WorkspaceDir, LogFile: LogFile}
+		if as != nil {
+			in.CodexAppServer = &gateway.CodexAppServer{URL: as.url}
+		}
+		b, err := gateway.RenderConfig(in)
+		if err != nil {
+			return nil, compute.Permanent(occ.DeployInvalidConfiguration, err)
+		}
+		return b, nil
+	}
+	rendered, err := render(nil)
 	if err != nil {
-		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, err)
+		return compute.Readiness{}, err
 	}
 	if _, err := d.ensureNetwork(ctx, spec.NamespaceID); err != nil {
 		return compute.Readiness{}, err
 	}
-	for _, role := range []string{RoleState, RoleWorkspace} {
+	roles := []string{RoleState, RoleWorkspace}
+	if dedicated {
+		roles = append(roles, RoleCodex)
+	}
+	for _, role := range roles {
 		if err := d.ensureVolume(ctx, spec.AgentRef, role); err != nil {
 			return compute.Readiness{}, err
 		}
 	}
-	hash := configHash(rendered)
 	c, found, err := d.gateway(ctx, spec.AgentRef)
 	if err != nil {
 		return compute.Readiness{}, err
 	}
-	if found && c.Config.Labels[LabelRevision] == spec.RevisionID && c.Config.Labels[LabelConfigHash] != hash {
-		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration,
-			fmt.Errorf("container %s runs revision %s with another configuration", GatewayName(spec.AgentRef), spec.RevisionID))
+	if found && c.Config.Labels[LabelRevision] == spec.RevisionID && dedicated && !d.harnessServes(ctx, c) {
+		// Its harness is gone (or another one than it was made for): both
+		// start again, the harness first.
+		d.o.Logger.Warn("dedicated gateway without its harness; recreating both", "agent", spec.AgentID, "revision", spec.RevisionID)
+		d.forget(spec.AgentRef)
+		if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
+			return compute.Readiness{}, classify(err)
+		}
+		found = false
 	}
 	if found && c.Config.Labels[LabelRevision] != spec.RevisionID {
 		d.forget(spec.AgentRef)
@@ -90,8 +111,32 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		}
 		found = false
 	}
+	var as *appServer
+	if dedicated && (!found || c.State.Status == "created") {
+		a, r, done, err := d.prepareHarness(ctx, spec)
+		if err != nil || done {
+			return r, err
+		}
+		as = &a
+		if found && c.Config.Labels[LabelHarness] != as.harnessID {
+			// Made for another harness (by an earlier pass): made again.
+			if err := d.e.removeContainer(ctx, c.ID, StopSeconds); err != nil {
+				return compute.Readiness{}, classify(err)
+			}
+			found = false
+		}
+		if rendered, err = render(as); err != nil {
+			return compute.Readiness{}, err
+		}
+	}
+	hash := configHash(rendered)
+	if found && c.Config.Labels[LabelRevision] == spec.RevisionID && c.Config.Labels[LabelConfigHash] != hash && (!dedicated || as != nil) {
+		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration,
+			fmt.Errorf("container %s runs revision %s with another configuration", GatewayName(spec.AgentRef), spec.RevisionID))
+	}
+	var entrypoint []string
 	if !found {
-		if c.ID, err = d.create(ctx, spec, hash); err != nil {
+		if c.ID, entrypoint, err = d.create(ctx, spec, hash, as); err != nil {
 			return compute.Readiness{}, err
 		}
 		if c.ID == "" { // another occ process creates it meanwhile
@@ -108,6 +153,22 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		if err := d.e.putArchive(ctx, c.ID, WorkspaceMount, workspaceArchive()); err != nil {
 			return compute.Readiness{}, classify(err)
 		}
+		if dedicated {
+			if entrypoint == nil {
+				img, err := d.e.inspectImage(ctx, d.o.GatewayImage)
+				if err != nil {
+					return compute.Readiness{}, classify(err)
+				}
+				entrypoint = img.Config.Entrypoint
+			}
+			pending, err := d.installPlugin(ctx, spec, c.ID, entrypoint)
+			if err != nil {
+				return compute.Readiness{}, err
+			}
+			if pending {
+				return compute.Readiness{PendingReason: occ.PendingGatewayStarting}, nil
+			}
+		}
 		if err := d.e.startContainer(ctx, c.ID); err != nil {
 			return compute.Readiness{}, classify(err)
 		}
@@ -115,53 +176,74 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	return d.readiness(ctx, spec)
 }
 
-// create creates the revision's gateway container (not started); an empty
-// ID means another occ process created one under the name meanwhile.
-func (d *Driver) create(ctx context.Context, spec compute.RevisionSpec, hash string) (string, error) {
+// create creates the revision's gateway container (not started) and
+// returns it with the image's entry point; an empty ID means another occ
+// process created one under the name meanwhile.
+func (d *Driver) create(ctx context.Context, spec compute.RevisionSpec, hash string, as *appServer) (string, []string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	img, err := d.e.inspectImage(ctx, d.o.GatewayImage)
 	switch {
 	case isNotFound(err):
 		// Removed since the start: retryable, an operator may load it
 		// again (occ never pulls).
-		return "", fmt.Errorf("%s: the engine has no image %q any more: %w", SettingGatewayImage, d.o.GatewayImage, err)
+		return "", nil, fmt.Errorf("%s: the engine has no image %q any more: %w", SettingGatewayImage, d.o.GatewayImage, err)
 	case err != nil:
-		return "", classify(err)
+		return "", nil, classify(err)
 	case len(img.Config.Entrypoint) == 0:
-		return "", compute.Permanent(occ.DeployInvalidConfiguration,
+		return "", nil, compute.Permanent(occ.DeployInvalidConfiguration,
 			fmt.Errorf("%s: image %q has no entry point (the OpenClaw CLI)", SettingGatewayImage, d.o.GatewayImage))
 	}
 	name := GatewayName(spec.AgentRef)
-	id, err := d.e.createContainer(ctx, name, d.containerSpec(spec, hash, hex.EncodeToString(b), img.Config.Entrypoint))
+	id, err := d.e.createContainer(ctx, name, d.containerSpec(spec, hash, hex.EncodeToString(b), img.Config.Entrypoint, as))
 	switch {
 	case isConflict(err):
-		return "", nil
+		return "", nil, nil
 	case err != nil:
-		return "", classify(err)
+		return "", nil, classify(err)
 	}
-	return id, nil
+	return id, img.Config.Entrypoint, nil
 }
 
 // containerSpec is the gateway container of a revision: hardened, joined
 // only to the Namespace's network, its port published on 127.0.0.1 only.
-func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, entrypoint []string) containerCreate {
+// A dedicated revision's (as set) gets the app-server's token instead of
+// the revision's model credential, and the harness's ID as a label.
+func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, entrypoint []string, as *appServer) containerCreate {
 	env := gateway.LaunchEnv(gateway.LaunchInput{Home: HomeDir, ConfigPath: ConfigPath, StateDir: StateDir, Token: token,
 		SkipChannels: !compute.WantsChannels(spec.Document), ConfigReadOnly: true})
 	for _, k := range compute.SecretEnvNames(spec.Env) {
 		env = append(env, k+"="+spec.Env[k])
 	}
+	env = append(env, codexEnv(as)...)
 	port := portKey(d.relayPort())
 	cmd := append([]string{itoa(d.relayPort()), itoa(d.o.GatewayPort)}, entrypoint...)
 	cmd = append(cmd, gateway.LaunchArgs(d.o.GatewayPort)...)
-	stop := StopSeconds
-	net := NetworkName(spec.NamespaceID)
+	labels := revisionLabels(spec, hash, d.o.GatewayImage)
+	if as != nil {
+		labels[LabelHarness] = as.harnessID
+	}
+	c := d.hardened(spec.NamespaceID, []mount{{Type: "volume", Source: StateVolumeName(spec.AgentRef), Target: DataDir}, {Type: "volume", Source: WorkspaceVolumeName(spec.AgentRef), Target: WorkspaceMount}})
+	c.containerConfig = containerConfig{
+		User: GatewayUser, Env: env, Entrypoint: []string{"node", "-e", wrapperScript}, Cmd: cmd, Image: d.o.GatewayImage,
+		Labels: labels, ExposedPorts: map[string]struct{}{port: {}}, StopSignal: "SIGTERM", StopTimeout: intPtr(StopSeconds),
+	}
+	c.HostConfig.PortBindings = map[string][]portBinding{port: {{HostIP: "127.0.0.1"}}}
+	c.NetworkingConfig = networkingConfig{EndpointsConfig: map[string]endpointSettings{NetworkName(spec.NamespaceID): {Aliases: []string{GatewayName(spec.AgentRef)}}}}
+	return c
+}
+
+// hardened is the host side every container of occ's gets: user 1000's
+// tmpfs HOME and /tmp, a read-only root filesystem, no capability, no new
+// privileges, private IPC, an init reaping orphans, the resource limits,
+// only the Namespace's network, and these volumes.
+func (d *Driver) hardened(nsID string, mounts []mount) containerCreate {
 	pids := int64(PidsLimit)
 	// Docker's init (docker-init, shipped with the engine) is PID 1 and
-	// reaps the gateway's orphans; Podman's needs catatonit, which a host
-	// may lack (creation then fails), so there the wrapper is PID 1.
+	// reaps orphans; Podman's needs catatonit, which a host may lack
+	// (creation then fails), so there the wrapper is PID 1.
 	init := !d.podman
 	home := homeTmpfs
 	if d.podman {
@@ -174,30 +256,21 @@ func (d *Driver) containerSpec(spec compute.RevisionSpec, hash, token string, en
 	if d.o.Processes > 0 {
 		limits = append(limits, ulimit{Name: "nproc", Soft: d.o.Processes, Hard: d.o.Processes})
 	}
-	return containerCreate{
-		containerConfig: containerConfig{
-			User: GatewayUser, Env: env, Entrypoint: []string{"node", "-e", wrapperScript}, Cmd: cmd, Image: d.o.GatewayImage,
-			Labels:       revisionLabels(spec, hash, d.o.GatewayImage),
-			ExposedPorts: map[string]struct{}{port: {}}, StopSignal: "SIGTERM", StopTimeout: &stop,
-		},
-		HostConfig: hostConfig{
-			NetworkMode:    net,
-			PortBindings:   map[string][]portBinding{port: {{HostIP: "127.0.0.1"}}},
-			RestartPolicy:  restartPolicy{Name: "unless-stopped"},
-			Mounts:         []mount{{Type: "volume", Source: StateVolumeName(spec.AgentRef), Target: DataDir}, {Type: "volume", Source: WorkspaceVolumeName(spec.AgentRef), Target: WorkspaceMount}},
-			Tmpfs:          map[string]string{HomeDir: home, "/tmp": tmpTmpfs},
-			ReadonlyRootfs: true,
-			CapDrop:        []string{"ALL"},
-			SecurityOpt:    []string{"no-new-privileges:true"},
-			Init:           &init,
-			IpcMode:        "private",
-			Memory:         d.o.MemoryBytes,
-			NanoCPUs:       d.o.NanoCPUs,
-			PidsLimit:      &pids,
-			Ulimits:        limits,
-		},
-		NetworkingConfig: networkingConfig{EndpointsConfig: map[string]endpointSettings{net: {Aliases: []string{GatewayName(spec.AgentRef)}}}},
-	}
+	return containerCreate{HostConfig: hostConfig{
+		NetworkMode:    NetworkName(nsID),
+		RestartPolicy:  restartPolicy{Name: "unless-stopped"},
+		Mounts:         mounts,
+		Tmpfs:          map[string]string{HomeDir: home, "/tmp": tmpTmpfs},
+		ReadonlyRootfs: true,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges:true"},
+		Init:           &init,
+		IpcMode:        "private",
+		Memory:         d.o.MemoryBytes,
+		NanoCPUs:       d.o.NanoCPUs,
+		PidsLimit:      &pids,
+		Ulimits:        limits,
+	}}
 }
 
 // relayPort is the port of the wrapper's relay (wrapperScript), the one
@@ -233,6 +306,14 @@ func workspaceArchive() *bytes.Reader {
 	})
 }
 
+// fileArchive is one file, owned by uid (and its group).
+func fileArchive(name string, mode int64, uid int, content []byte) *bytes.Reader {
+	return archive(func(tw *tar.Writer, now time.Time) {
+		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: mode, Uid: uid, Gid: uid, Size: int64(len(content)), ModTime: now})
+		_, _ = tw.Write(content)
+	})
+}
+
 func archive(write func(*tar.Writer, time.Time)) *bytes.Reader {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -261,8 +342,11 @@ func (d *Driver) ensureVolume(ctx context.Context, a compute.AgentRef, role stri
 }
 
 func volumeName(a compute.AgentRef, role string) string {
-	if role == RoleState {
+	switch role {
+	case RoleState:
 		return StateVolumeName(a)
+	case RoleCodex:
+		return CodexVolumeName(a)
 	}
 	return WorkspaceVolumeName(a)
 }
@@ -271,14 +355,19 @@ func volumeName(a compute.AgentRef, role string) string {
 // exists under its name; an error when one exists without occ's labels
 // for the Agent.
 func (d *Driver) gateway(ctx context.Context, a compute.AgentRef) (containerJSON, bool, error) {
-	name := GatewayName(a)
+	return d.owned(ctx, GatewayName(a), AgentLabels(a, RoleGateway))
+}
+
+// owned returns the container of that name: found false when none
+// exists; an error when one exists without the labels.
+func (d *Driver) owned(ctx context.Context, name string, labels map[string]string) (containerJSON, bool, error) {
 	c, err := d.e.inspectContainer(ctx, name)
 	switch {
 	case isNotFound(err):
 		return containerJSON{}, false, nil
 	case err != nil:
 		return c, false, classify(err)
-	case !owns(c.Config.Labels, AgentLabels(a, RoleGateway)):
+	case !owns(c.Config.Labels, labels):
 		return c, true, errNotOwned("container", name)
 	}
 	return c, true, nil
@@ -304,23 +393,35 @@ func (d *Driver) ActivateRevision(ctx context.Context, rev compute.RevisionRef) 
 	return nil
 }
 
-// RetireRevision removes the Agent's gateway container if it runs the
-// revision; a container of another revision is left alone.
+// RetireRevision removes the Agent's containers (gateway, harness) of the
+// revision; containers of another revision are left alone.
 func (d *Driver) RetireRevision(ctx context.Context, rev compute.RevisionRef) error {
 	if err := rev.Validate(); err != nil {
 		return err
 	}
-	l := AgentLabels(rev.AgentRef, RoleGateway)
+	l := agentObjects(rev.AgentRef)
 	l[LabelRevision] = rev.RevisionID
 	return d.removeContainers(ctx, rev.AgentRef, l)
 }
 
-// StopAgent removes the Agent's gateway container; its volumes stay.
+// StopAgent removes every container of the Agent (gateway, harness, a
+// plugin install); its volumes stay.
 func (d *Driver) StopAgent(ctx context.Context, a compute.AgentRef) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	return d.removeContainers(ctx, a, AgentLabels(a, RoleGateway))
+	d.mu.Lock()
+	delete(d.held, a)
+	d.mu.Unlock()
+	return d.removeContainers(ctx, a, agentObjects(a))
+}
+
+// agentObjects are the labels every object of the Agent carries,
+// whatever its role.
+func agentObjects(a compute.AgentRef) map[string]string {
+	l := AgentLabels(a, "")
+	delete(l, LabelRole)
+	return l
 }
 
 // removeContainers removes every container carrying the labels.
@@ -350,7 +451,7 @@ func (d *Driver) DeleteAgent(ctx context.Context, a compute.AgentRef) error {
 	if err := d.StopAgent(ctx, a); err != nil {
 		return err
 	}
-	for _, role := range []string{RoleWorkspace, RoleState} {
+	for _, role := range []string{RoleWorkspace, RoleState, RoleCodex} {
 		name := volumeName(a, role)
 		v, err := d.e.inspectVolume(ctx, name)
 		switch {

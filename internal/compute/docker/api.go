@@ -32,6 +32,9 @@ type api struct {
 	http    *http.Client
 	timeout time.Duration
 	version string
+	// dial opens a connection of its own to the engine (exec's
+	// hijacked stream).
+	dial func(ctx context.Context) (net.Conn, error)
 }
 
 // newAPI reaches the engine at host: unix:///path or tcp://host:port
@@ -56,7 +59,14 @@ func newAPI(host string, timeout time.Duration) (*api, error) {
 	default:
 		return nil, fmt.Errorf("%s: %q is not unix:///path or tcp://host:port", SettingHost, host)
 	}
-	return &api{base: base, http: &http.Client{Transport: tr}, timeout: timeout}, nil
+	dial := func(ctx context.Context) (net.Conn, error) {
+		var d net.Dialer
+		if u.Scheme == "unix" {
+			return d.DialContext(ctx, "unix", u.Path)
+		}
+		return d.DialContext(ctx, "tcp", u.Host)
+	}
+	return &api{base: base, http: &http.Client{Transport: tr}, timeout: timeout, dial: dial}, nil
 }
 
 // APIError is an answer of the engine with an error status; Message is

@@ -15,6 +15,7 @@ import (
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/compute/docker/dockertest"
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // observer sees the engine through its API and the volumes on disk.
@@ -65,13 +66,32 @@ func (o observer) NamespaceExists(t *testing.T, id string) bool {
 	return o.exists(t, "/networks/"+docker.NetworkName(id)) || len(o.containers(t, docker.LabelNamespace+"="+id)) > 0
 }
 
-// Workloads are the IDs of every container labelled with the Agent's ID,
-// whatever its state.
+// Workloads are the containers labelled with the Agent's ID, whatever
+// their state: a dedicated revision's gateway and harness are one
+// workload ("gateway+harness", the gateway's own label naming its
+// harness), any other container one of its own.
 func (o observer) Workloads(t *testing.T, ag compute.AgentRef) []string {
 	t.Helper()
+	cs := o.containers(t, docker.LabelAgent+"="+ag.AgentID)
+	paired := map[string]bool{}
+	for _, c := range cs {
+		if h := c.Labels[docker.LabelHarness]; h != "" {
+			for _, x := range cs {
+				if x.ID == h {
+					paired[h] = true
+				}
+			}
+		}
+	}
 	var out []string
-	for _, c := range o.containers(t, docker.LabelAgent+"="+ag.AgentID) {
-		out = append(out, c.ID)
+	for _, c := range cs {
+		switch {
+		case paired[c.ID]:
+		case paired[c.Labels[docker.LabelHarness]]:
+			out = append(out, c.ID+"+"+c.Labels[docker.LabelHarness])
+		default:
+			out = append(out, c.ID)
+		}
 	}
 	return out
 }
@@ -98,7 +118,8 @@ func (o observer) WorkloadEnv(t *testing.T, ag compute.AgentRef) (map[string]str
 	if len(ws) != 1 {
 		return nil, false
 	}
-	c := o.inspect(t, ws[0])
+	gw, _, _ := strings.Cut(ws[0], "+")
+	c := o.inspect(t, gw)
 	if !c.State.Running {
 		return nil, false
 	}
@@ -202,13 +223,27 @@ func TestPodmanConformance(t *testing.T) {
 			Driver:   openOn(t, pd, limits),
 			Observer: observer{d: pd},
 			Reopen:   func(t *testing.T) compute.Driver { return openOn(t, pd, limits) },
-			Options: computetest.Options{
-				ReadyTimeout:     2 * time.Minute,
-				SlowStart:        computetest.FakeGatewaySlowStart,
-				RejectCredential: computetest.FakeGatewayRejectCredential,
-			},
+			Options:  conformanceOptions(),
 		}
 	})
+}
+
+// conformanceOptions: the fake gateway's switches, and a dedicated
+// revision's model key and primary model (the fake Codex CLI in the image
+// accepts the key).
+func conformanceOptions() computetest.Options {
+	return computetest.Options{
+		ReadyTimeout: 2 * time.Minute,
+		Spec: func(s compute.RevisionSpec) compute.RevisionSpec {
+			if s.ExecutionMode == occ.ExecutionDedicated {
+				d := dedicatedSpec(s.RevisionRef, s.Number, map[string]string{compute.HarnessAPIKeyEnv: "sk-conformance"})
+				s.Document, s.HarnessEnv = d.Document, d.HarnessEnv
+			}
+			return s
+		},
+		SlowStart:        computetest.FakeGatewaySlowStart,
+		RejectCredential: computetest.FakeGatewayRejectCredential,
+	}
 }
 
 // TestDockerConformance runs the driver contract's suite against a real
@@ -220,11 +255,7 @@ func TestDockerConformance(t *testing.T) {
 			Driver:   open(t),
 			Observer: observer{d: dd},
 			Reopen:   func(t *testing.T) compute.Driver { return open(t) },
-			Options: computetest.Options{
-				ReadyTimeout:     2 * time.Minute,
-				SlowStart:        computetest.FakeGatewaySlowStart,
-				RejectCredential: computetest.FakeGatewayRejectCredential,
-			},
+			Options:  conformanceOptions(),
 		}
 	})
 }

@@ -1,11 +1,8 @@
 package docker
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
 	"time"
 
@@ -50,13 +47,27 @@ func check(component, name, status, code string) compute.Check {
 // /healthz, /startupz and /readyz through the published port and, when the
 // revision's configuration has channels.slack, the three Slack checks (as
 // the local driver makes them). No container of the revision gives unknown
-// checks.
+// checks. A dedicated revision's harness checks follow (diagnoseHarness).
 func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute.Diagnosis, error) {
 	if err := rev.Validate(); err != nil {
 		return compute.Diagnosis{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, diagnoseTimeout)
 	defer cancel()
+	out, err := d.diagnoseGateway(ctx, rev)
+	if err != nil {
+		return out, err
+	}
+	c, found, err := d.gateway(ctx, rev.AgentRef)
+	if err != nil {
+		return compute.Diagnosis{}, err
+	}
+	out.Checks = append(out.Checks, d.diagnoseHarness(ctx, rev, found && c.Config.Labels[LabelRevision] == rev.RevisionID, c)...)
+	return out, nil
+}
+
+// diagnoseGateway is Diagnose's gateway part.
+func (d *Driver) diagnoseGateway(ctx context.Context, rev compute.RevisionRef) (compute.Diagnosis, error) {
 	out := compute.Diagnosis{RevisionID: rev.RevisionID}
 	c, found, err := d.gateway(ctx, rev.AgentRef)
 	if err != nil {
@@ -108,17 +119,8 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 // wantsSlack reports whether the container's openclaw.json has
 // channels.slack; false when it cannot be read.
 func (d *Driver) wantsSlack(ctx context.Context, id string) bool {
-	var buf bytes.Buffer
-	if d.e.getArchive(ctx, id, ConfigPath, &buf) != nil {
-		return false
-	}
-	tr := tar.NewReader(&buf)
-	if _, err := tr.Next(); err != nil {
-		return false
-	}
 	var doc map[string]any
-	b, err := io.ReadAll(io.LimitReader(tr, 1<<20))
-	if err != nil || json.Unmarshal(b, &doc) != nil {
+	if json.Unmarshal([]byte(d.readFile(ctx, id, ConfigPath)), &doc) != nil {
 		return false
 	}
 	return compute.WantsSlack(doc)

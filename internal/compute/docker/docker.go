@@ -13,6 +13,12 @@
 // the container starts; the gateway token (new per container) and the
 // revision's secret environment are only in the container's environment.
 //
+// A dedicated revision (harness.go) adds a harness container, the Codex
+// app-server holding the model credential, with a Codex volume of its own;
+// the login and the model probe run as execs in it (the secret on the
+// exec's stdin), and the gateway container reaches its app-server over the
+// Namespace's network with a per-container token.
+//
 // Every object carries occ's labels (LabelManaged, LabelDriver and the raw
 // IDs); an object under one of occ's names without them is refused with
 // CodeOwnershipConflict, never adopted, and deletion removes only objects
@@ -85,11 +91,18 @@ type Driver struct {
 	// podman is set by Preflight for Podman's service (its tmpfs options
 	// differ).
 	podman bool
+	// dedicated is set by Preflight when the gateway image runs dedicated
+	// Codex (LabelDedicatedCodex); npmCache to its LabelNPMCache.
+	dedicated bool
+	npmCache  string
 
 	mu sync.Mutex
 	// verified maps an Agent to the container whose model credential was
 	// probed once (the probe is not repeated for the same container).
 	verified map[compute.AgentRef]string
+	// held maps an Agent to its dedicated revision held by the harness's
+	// login or probe (answered again without a second one).
+	held map[compute.AgentRef]heldRevision
 	// opened is when the driver was made: a container started before
 	// then may have been probed by an earlier occ (probedBefore).
 	opened time.Time
@@ -136,25 +149,45 @@ func New(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker compute driver: %w", err)
 	}
-	return &Driver{o: o, e: engine{a}, verified: map[compute.AgentRef]string{}, opened: time.Now()}, nil
+	return &Driver{o: o, e: engine{a}, verified: map[compute.AgentRef]string{}, held: map[compute.AgentRef]heldRevision{}, opened: time.Now()}, nil
 }
 
 // Name implements compute.Driver.
 func (d *Driver) Name() string { return "docker" }
 
+// LabelDedicatedCodex, on a gateway image, says it runs dedicated Codex: its
+// value is the codex plugin spec its OpenClaw CLI installs (`plugins install
+// <spec> --pin`, CodexPluginSpec) and `codex` is on its PATH. Preflight
+// reads it; without it the driver does not declare dedicated.
+const LabelDedicatedCodex = "dev.openclaw.occ.dedicated-codex"
+
+// LabelNPMCache, on a gateway image, names an npm cache in it holding
+// everything the codex plugin's install fetches: the plugin install then
+// runs offline from a copy of it (the Namespace's network may have no
+// route to the registry).
+const LabelNPMCache = "dev.openclaw.occ.npm-cache"
+
 // Capabilities implements compute.Driver: embedded OpenClaw with an API key
-// delivered in the container's environment, and gateway state on volumes
-// that survive stops and revisions. Dedicated Codex, the runtime harness
-// method (the seed: Docker rejects it), plugins, initial workspace files
-// and the native admin UI are not run here yet and are refused at
-// admission.
+// delivered in the container's environment; when the gateway image says it
+// can (LabelDedicatedCodex, read by Preflight before serving), dedicated
+// Codex (harness.go), its harness container getting api_key, codex_pat,
+// chatgpt_service_account or credential_source, the gateway container none
+// of them; and gateway state on volumes that survive stops and revisions.
+// The runtime harness method (the seed: Docker rejects it), plugins,
+// initial workspace files and the native admin UI are not run here and are
+// refused at admission. Every call returns new slices.
 func (d *Driver) Capabilities() compute.Capabilities {
-	return compute.Capabilities{
+	c := compute.Capabilities{
 		ExecutionModes:     []string{occ.ExecutionEmbedded},
 		HarnessAuthMethods: []string{occ.HarnessAPIKey},
 		PersistentState:    true,
 		SecretEnvironment:  true,
 	}
+	if d.dedicated {
+		c.ExecutionModes = append(c.ExecutionModes, occ.ExecutionDedicated)
+		c.HarnessAuthMethods = append(c.HarnessAuthMethods, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource)
+	}
+	return c
 }
 
 // Close releases idle connections; gateways keep running.

@@ -114,7 +114,7 @@ type containerJSON struct {
 	Mounts          []struct{ Type, Name, Source, Destination string }
 	NetworkSettings struct {
 		Ports    map[string][]portBinding
-		Networks map[string]struct{ NetworkID string }
+		Networks map[string]struct{ NetworkID, IPAddress string }
 	}
 }
 
@@ -275,6 +275,7 @@ type imageJSON struct {
 	Config struct {
 		Entrypoint []string
 		User       string
+		Labels     map[string]string
 	}
 }
 
@@ -282,15 +283,6 @@ func (e engine) inspectImage(ctx context.Context, ref string) (imageJSON, error)
 	var i imageJSON
 	err := e.do(ctx, request{op: "inspect image " + ref, method: http.MethodGet, path: "/images/" + ref + "/json", out: &i})
 	return i, err
-}
-
-// imageExists reports whether the engine has the image (never pulled).
-func (e engine) imageExists(ctx context.Context, ref string) (bool, error) {
-	err := e.do(ctx, request{op: "inspect image " + ref, method: http.MethodGet, path: "/images/" + ref + "/json"})
-	if isNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // containerLogs writes the container's last tail lines of output (stdout

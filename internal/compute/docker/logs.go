@@ -33,6 +33,9 @@ func (d *Driver) Logs(ctx context.Context, rev compute.RevisionRef, opts compute
 	if token := gatewayToken(c); token != "" {
 		logs.Credentials = append(logs.Credentials, token, gateway.NativeAdminIdentity(token))
 	}
+	if token := envValue(c, gateway.CodexTokenEnv); token != "" {
+		logs.Credentials = append(logs.Credentials, token)
+	}
 	return logs, nil
 }
 

@@ -35,6 +35,15 @@ const (
 	RoleGateway   = "gateway"
 	RoleState     = "state"
 	RoleWorkspace = "workspace"
+	// RoleHarness is a dedicated revision's Codex app-server container,
+	// RoleCodex its volume (the Codex home), RolePluginInstall the
+	// one-shot container that installs the gateway's codex plugin.
+	RoleHarness       = "harness"
+	RoleCodex         = "codex"
+	RolePluginInstall = "plugin-install"
+	// LabelHarness, on a dedicated revision's gateway container, is the ID
+	// of the harness container whose app-server it was configured for.
+	LabelHarness = labelPrefix + "harness-id"
 	// LabelConfigHash is the first 32 hex digits of SHA-256 of the
 	// rendered openclaw.json the container runs; LabelVersion its image.
 	LabelConfigHash = labelPrefix + "configuration-hash"
@@ -47,6 +56,22 @@ func NetworkName(nsID string) string { return "oce-" + h12(nsID) }
 // GatewayName is the name of an Agent's gateway container.
 func GatewayName(a compute.AgentRef) string {
 	return "oce-" + h12(a.NamespaceID) + "-gateway-" + h12(a.AgentID)
+}
+
+// HarnessName is the name of an Agent's harness container (dedicated).
+func HarnessName(a compute.AgentRef) string {
+	return "oce-" + h12(a.NamespaceID) + "-harness-" + h12(a.AgentID)
+}
+
+// pluginInstallName is the name of the Agent's one-shot plugin install.
+func pluginInstallName(a compute.AgentRef) string {
+	return "oce-" + h12(a.NamespaceID) + "-plugins-" + h12(a.AgentID)
+}
+
+// CodexVolumeName is the Agent's Codex home volume (dedicated), mounted in
+// its harness container only.
+func CodexVolumeName(a compute.AgentRef) string {
+	return "oce-" + h12(a.NamespaceID) + "-" + h12(a.AgentID) + "-codex"
 }
 
 // StateVolumeName and WorkspaceVolumeName are an Agent's volumes.
@@ -79,7 +104,12 @@ func AgentLabels(a compute.AgentRef, role string) map[string]string {
 
 // revisionLabels are the labels of a revision's gateway container.
 func revisionLabels(spec compute.RevisionSpec, configHash, image string) map[string]string {
-	l := AgentLabels(spec.AgentRef, RoleGateway)
+	return roleRevisionLabels(spec, RoleGateway, configHash, image)
+}
+
+// roleRevisionLabels are the labels of a revision's container of role.
+func roleRevisionLabels(spec compute.RevisionSpec, role, configHash, image string) map[string]string {
+	l := AgentLabels(spec.AgentRef, role)
 	l[LabelRevision], l[LabelRevisionNumber] = spec.RevisionID, strconv.FormatInt(spec.Number, 10)
 	l[LabelConfigHash], l[LabelVersion] = configHash, image
 	return l

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -452,16 +453,39 @@ func TestDockerRefusals(t *testing.T) {
 	if _, err := docker.New(docker.Options{Host: "ssh://root@host", GatewayImage: "x", GatewayPort: 8080}); err == nil || !strings.Contains(err.Error(), docker.SettingHost) {
 		t.Errorf("an ssh host: %v, want a refusal naming %s", err, docker.SettingHost)
 	}
-	// The contract's admission: dedicated mode and the runtime harness
-	// method are refused with their codes.
-	spec := specOf(rev, 1)
-	spec.ExecutionMode = occ.ExecutionDedicated
-	if _, err := open(t).PrepareRevision(ctx, spec); compute.PermanentCode(err) != occ.DeployExecutionModeUnsupported {
-		t.Errorf("dedicated: %v, want %s", err, occ.DeployExecutionModeUnsupported)
-	}
+	// The contract's admission: the runtime harness method is refused
+	// with its code, in either mode; dedicated Codex with the methods the
+	// harness container takes is admitted.
 	caps := open(t).Capabilities()
-	if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: occ.ExecutionEmbedded, HarnessAuthMethod: occ.HarnessRuntime}); r == nil || r.Code != occ.DeployHarnessAuthUnsupported {
-		t.Errorf("runtime harness auth: %+v, want %s", r, occ.DeployHarnessAuthUnsupported)
+	var spec compute.RevisionSpec
+	for _, mode := range []string{occ.ExecutionEmbedded, occ.ExecutionDedicated} {
+		if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: mode, HarnessAuthMethod: occ.HarnessRuntime}); r == nil || r.Code != occ.DeployHarnessAuthUnsupported {
+			t.Errorf("runtime harness auth, %s: %+v, want %s", mode, r, occ.DeployHarnessAuthUnsupported)
+		}
+	}
+	for _, m := range []string{occ.HarnessAPIKey, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource} {
+		if r := caps.Refusal("docker", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m}); r != nil {
+			t.Errorf("dedicated with %s: refused %+v, want admitted", m, r)
+		}
+	}
+
+	// A gateway image that does not say it runs dedicated Codex (its
+	// label emptied): dedicated is not declared, and refused with its code.
+	var created struct {
+		ID string `json:"Id"`
+	}
+	dd.MustDo(t, http.MethodPost, "/containers/create", map[string]any{"Image": dd.GatewayImage(t)}, &created)
+	t.Cleanup(func() { _, _, _ = dd.Do(http.MethodDelete, "/containers/"+created.ID+"?force=1", nil) })
+	dd.MustDo(t, http.MethodPost, "/commit?"+url.Values{"container": {created.ID}, "repo": {"occ-test/embedded-only"}, "tag": {"1"},
+		"changes": {"LABEL " + docker.LabelDedicatedCodex + "="}}.Encode(), nil, nil)
+	plain := open(t, func(o *docker.Options) { o.GatewayImage = "occ-test/embedded-only:1" })
+	if r := plain.Capabilities().Refusal("docker", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: occ.HarnessAPIKey}); r == nil || r.Code != occ.DeployExecutionModeUnsupported {
+		t.Errorf("dedicated on an image without %s: %+v, want %s", docker.LabelDedicatedCodex, r, occ.DeployExecutionModeUnsupported)
+	}
+	spec = specOf(rev, 1)
+	spec.ExecutionMode = occ.ExecutionDedicated
+	if _, err := plain.PrepareRevision(ctx, spec); compute.PermanentCode(err) != occ.DeployExecutionModeUnsupported {
+		t.Errorf("dedicated on an image without %s: %v, want %s", docker.LabelDedicatedCodex, err, occ.DeployExecutionModeUnsupported)
 	}
 }
 

@@ -23,6 +23,9 @@ type Engine struct {
 	// and the two limits are the same to a container).
 	CPUs     int
 	CPULimit int64
+	// Dedicated is true when the gateway image says it runs dedicated
+	// Codex (LabelDedicatedCodex): the driver then declares it.
+	Dedicated bool
 }
 
 // Preflight checks the engine before occ serves: it answers GET /_ping
@@ -45,14 +48,18 @@ func (d *Driver) Preflight(ctx context.Context) (Engine, error) {
 		d.o.NanoCPUs = all
 	}
 	info.CPULimit = d.o.NanoCPUs
-	ok, err := d.e.imageExists(ctx, d.o.GatewayImage)
-	if err != nil {
-		return Engine{}, fmt.Errorf("%s: reading image %q: %w", SettingGatewayImage, d.o.GatewayImage, err)
-	}
-	if !ok {
+	img, err := d.e.inspectImage(ctx, d.o.GatewayImage)
+	if isNotFound(err) {
 		return Engine{}, fmt.Errorf("%s: the engine at %s has no image %q; occ never pulls: load it first (occ runtime image build --load %s, or docker load -i <tarball>)",
 			SettingGatewayImage, d.o.Host, d.o.GatewayImage, d.o.Host)
 	}
+	if err != nil {
+		return Engine{}, fmt.Errorf("%s: reading image %q: %w", SettingGatewayImage, d.o.GatewayImage, err)
+	}
+	// Before serving, once: what the driver declares never changes after.
+	d.dedicated = img.Config.Labels[LabelDedicatedCodex] == CodexPluginSpec
+	d.npmCache = img.Config.Labels[LabelNPMCache]
+	info.Dedicated = d.dedicated
 	return info, nil
 }
 

@@ -1,10 +1,7 @@
 package docker
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"io"
 	"strings"
 	"time"
 )
@@ -23,26 +20,14 @@ func (d *Driver) probedBefore(ctx context.Context, c containerJSON) bool {
 	if err != nil || !started.Before(d.opened) {
 		return false
 	}
-	var buf bytes.Buffer
-	if err := d.e.getArchive(ctx, c.ID, DataDir+"/"+probedFile, &buf); err != nil {
-		return false
-	}
-	tr := tar.NewReader(&buf)
-	if _, err := tr.Next(); err != nil {
-		return false
-	}
-	b, _ := io.ReadAll(io.LimitReader(tr, 256))
-	return strings.TrimSpace(string(b)) == c.ID
+	return strings.TrimSpace(d.readFile(ctx, c.ID, DataDir+"/"+probedFile)) == c.ID
 }
 
 // recordProbed writes probedFile for c. A failure costs one more probe
 // after a restart, nothing else: it is logged, not returned.
 func (d *Driver) recordProbed(ctx context.Context, c containerJSON) {
 	content := []byte(c.ID + "\n")
-	err := d.e.putArchive(ctx, c.ID, DataDir, archive(func(tw *tar.Writer, now time.Time) {
-		_ = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: probedFile, Mode: 0o444, Size: int64(len(content)), ModTime: now})
-		_, _ = tw.Write(content)
-	}))
+	err := d.e.putArchive(ctx, c.ID, DataDir, fileArchive(probedFile, 0o444, 0, content))
 	if err != nil {
 		d.o.Logger.Debug("could not record the model probe in the state volume", "container", c.ID, "error", err)
 	}

@@ -50,6 +50,19 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 		return starting, nil
 	}
 	failed := compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: "process", CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}
+	dedicated := spec.ExecutionMode == occ.ExecutionDedicated
+	if dedicated {
+		// The harness container exited, restarts, or was restarted and
+		// does not answer: the app-server the gateway needs is failing.
+		h, found, err := d.harnessOf(ctx, spec.AgentRef)
+		if err != nil {
+			return compute.Readiness{}, err
+		}
+		if !found || containerPhase(h) == containerFailed || h.RestartCount > 0 && !appServerReady(ctx, h) {
+			return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: compute.HarnessComponent, Check: compute.HarnessCheckProcess,
+				CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}, nil
+		}
+	}
 	switch containerPhase(c) {
 	case containerFailed:
 		return failed, nil
@@ -66,7 +79,9 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	d.mu.Unlock()
 	recorded := !verified && d.probedBefore(ctx, c)
 	verified = verified || recorded
-	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified, Report: spec.Report,
+	// A dedicated gateway holds no model credential: its harness probed
+	// the model before it was made.
+	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified && !dedicated, Report: spec.Report,
 		ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
 	if err != nil {
 		return r, err
@@ -83,7 +98,7 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec) (comp
 	first := d.verified[spec.AgentRef] != c.ID
 	d.verified[spec.AgentRef] = c.ID
 	d.mu.Unlock()
-	if first && !recorded {
+	if first && !recorded && !dedicated {
 		d.recordProbed(ctx, c)
 	}
 	return r, nil
@@ -109,14 +124,17 @@ func (d *Driver) endpointOf(c containerJSON) (compute.Endpoint, error) {
 }
 
 // gatewayToken is the gateway token in the container's environment.
-func gatewayToken(c containerJSON) string {
-	token := ""
+func gatewayToken(c containerJSON) string { return envValue(c, "OPENCLAW_GATEWAY_TOKEN") }
+
+// envValue is a variable of the container's environment ("" when unset).
+func envValue(c containerJSON, name string) string {
+	v := ""
 	for _, kv := range c.Config.Env {
-		if v, ok := strings.CutPrefix(kv, "OPENCLAW_GATEWAY_TOKEN="); ok {
-			token = v
+		if s, ok := strings.CutPrefix(kv, name+"="); ok {
+			v = s
 		}
 	}
-	return token
+	return v
 }
 
 // GatewayEndpoint returns the endpoint of the Agent's running gateway

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/compute/local"
 	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
@@ -36,10 +37,7 @@ func dedicatedSpec(ag compute.AgentRef, n int64, env map[string]string) compute.
 	spec := newSpec(ag, n)
 	spec.ExecutionMode = occ.ExecutionDedicated
 	spec.HarnessEnv = env
-	spec.Document = map[string]any{
-		"models": map[string]any{"providers": map[string]any{"openai": map[string]any{"baseUrl": "http://127.0.0.1:9/v1"}}},
-		"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}},
-	}
+	spec.Document = computetest.FakeDedicatedDocument()
 	return spec
 }
 

@@ -2,9 +2,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +17,6 @@ import (
 
 	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/compute"
-	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/occ"
 )
 
@@ -119,20 +115,16 @@ const (
 	// harnessPortOffset puts the app-server above every port a gateway
 	// derives from its own (up to +110) and below the next Agent's.
 	harnessPortOffset = 111
-	loginTimeout      = 30 * time.Second
-	appServerWait     = 60 * time.Second
 	pluginTimeout     = 10 * time.Minute
-	// probePrompt is the model probe's whole turn.
-	probePrompt = "Reply with the single word OK."
 )
 
 // Harness checks and codes (component ComponentHarness).
 const (
-	ComponentHarness = "harness"
-	CheckLogin       = "login"
-	CheckAppServer   = "app-server"
+	ComponentHarness = compute.HarnessComponent
+	CheckLogin       = compute.HarnessCheckLogin
+	CheckAppServer   = compute.HarnessCheckAppServe
 	// CodeNotLoggedIn: the Agent's Codex home holds no login.
-	CodeNotLoggedIn = "NOT_LOGGED_IN"
+	CodeNotLoggedIn = compute.HarnessNotLoggedIn
 )
 
 func (a *agent) codexHome() string { return filepath.Join(a.dir, harnessDir, codexHome) }
@@ -170,27 +162,10 @@ func (d *Driver) harnessEnviron(a *agent, program string) []string {
 	return env
 }
 
-// codexOverrides are the -c settings every Codex command of the revision
-// gets: the OpenAI base URL, the delivered one (st.HarnessBaseURL, a
-// Credential Gateway's) or else the document's openai provider's
-// (models.providers.openai.baseUrl); and the ChatGPT workspace the login
-// must belong to (st.HarnessWorkspace, forced_chatgpt_workspace_id).
+// codexOverrides are the -c settings every Codex command of the
+// revision gets (compute.CodexOverrides), from what run.json keeps.
 func codexOverrides(doc map[string]any, st *runState) []string {
-	models, _ := doc["models"].(map[string]any)
-	providers, _ := models["providers"].(map[string]any)
-	openai, _ := providers["openai"].(map[string]any)
-	u, _ := openai["baseUrl"].(string)
-	if st.HarnessBaseURL != "" {
-		u = st.HarnessBaseURL
-	}
-	var out []string
-	if u != "" {
-		out = append(out, "-c", "openai_base_url="+strconv.Quote(u))
-	}
-	if st.HarnessWorkspace != "" {
-		out = append(out, "-c", "forced_chatgpt_workspace_id="+strconv.Quote(st.HarnessWorkspace))
-	}
-	return out
+	return compute.CodexOverrides(doc, st.HarnessBaseURL, st.HarnessWorkspace)
 }
 
 // codexCommand is one Codex CLI command for the Agent, as the Agent's
@@ -216,18 +191,6 @@ func openHarnessLog(a *agent) (*os.File, error) {
 	return os.OpenFile(filepath.Join(a.dir, harnessLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 }
 
-// harnessHeld is a held failure of the harness: a held model failure
-// names the contract's component and checks (compute.HeldComponent, the
-// same for every driver and mode), a failed login the harness.
-func harnessHeld(check, code string, cause *compute.FailureCause) compute.Readiness {
-	component := compute.HeldComponent
-	if check == CheckLogin {
-		component = ComponentHarness
-	}
-	return compute.Readiness{Held: true, RuntimeFailure: &compute.RuntimeFailure{
-		Component: component, Check: check, CheckedAt: time.Now().UTC(), Code: code, Cause: cause}}
-}
-
 // verifyHarness logs the harness in with the revision's credential and
 // probes the model. done false: both passed; otherwise r is the answer (a
 // held failure, or pending when ctx ended first).
@@ -238,20 +201,13 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, st *runState, cred
 	}
 	defer log.Close()
 
-	flag, value := "--with-api-key", secret[compute.HarnessAPIKeyEnv]
-	if tok, ok := secret[compute.HarnessAccessTokenEnv]; ok {
-		flag, value = "--with-access-token", tok
-		if !strings.HasPrefix(tok, "at-") {
-			// Not a Codex access token: nothing the provider could accept.
-			return harnessHeld(compute.HeldCheckModelCredential, CodeAuthenticationFailed, nil), true, nil
-		}
+	login, value, held := compute.CodexLogin(secret)
+	if held != nil {
+		return *held, true, nil
 	}
-	if value == "" {
-		return harnessHeld(CheckLogin, CodeStartupFailed, nil), true, nil
-	}
-	lctx, cancel := context.WithTimeout(ctx, loginTimeout)
+	lctx, cancel := context.WithTimeout(ctx, compute.HarnessLoginTimeout)
 	defer cancel()
-	cmd, err := d.codexCommand(lctx, a, cred, append(codexOverrides(doc, st), "login", flag)...)
+	cmd, err := d.codexCommand(lctx, a, cred, append(codexOverrides(doc, st), login...)...)
 	if err != nil {
 		return r, false, err
 	}
@@ -267,19 +223,12 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, st *runState, cred
 		d.log.Warn("harness login failed", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "exit", exitText(err))
 		// An access-token login asks the provider about the token: a
 		// refusal is a rejected credential.
-		if rejected(loginOut.String()) {
-			return harnessHeld(compute.HeldCheckModelCredential, CodeAuthenticationFailed, nil), true, nil
-		}
-		return harnessHeld(CheckLogin, CodeStartupFailed, nil), true, nil
+		return compute.CodexLoginFailed(loginOut.String()), true, nil
 	}
 
 	pctx, cancel := context.WithTimeout(ctx, d.modelProbeTimeout)
 	defer cancel()
-	args := append(codexOverrides(doc, st), "exec", "--skip-git-repo-check", "--ephemeral", "--sandbox", "read-only")
-	if _, model, ok := strings.Cut(gateway.PrimaryModel(doc), "/"); ok {
-		args = append(args, "--model", model)
-	}
-	cmd, err = d.codexCommand(pctx, a, cred, append(args, probePrompt)...)
+	cmd, err = d.codexCommand(pctx, a, cred, append(codexOverrides(doc, st), compute.CodexProbeArgs(doc)...)...)
 	if err != nil {
 		return r, false, err
 	}
@@ -293,26 +242,9 @@ func (d *Driver) verifyHarness(ctx context.Context, a *agent, st *runState, cred
 	case ctx.Err() != nil:
 		return compute.Readiness{PendingReason: PendingStarting}, true, nil
 	case pctx.Err() != nil:
-		return harnessHeld(compute.HeldCheckModelProbe, compute.HeldModelProbeTimeout, nil), true, nil
+		return compute.CodexProbeTimedOut(), true, nil
 	}
-	return probeVerdict(out.String()), true, nil
-}
-
-// probeVerdict reads a failed probe's output: the Codex CLI prints the
-// provider's HTTP status ("unexpected status 401 Unauthorized: …").
-func probeVerdict(out string) compute.Readiness {
-	switch {
-	case rejected(out):
-		return harnessHeld(compute.HeldCheckModelCredential, CodeAuthenticationFailed, nil)
-	case strings.Contains(out, "429 Too Many Requests"):
-		return harnessHeld(compute.HeldCheckModelProbe, compute.HeldModelProbeFailed, &compute.FailureCause{Kind: "PROBE_STATUS", Detail: "rate_limit"})
-	}
-	return harnessHeld(compute.HeldCheckModelProbe, compute.HeldModelProbeFailed, &compute.FailureCause{Kind: "PROBE_STATUS", Detail: "other"})
-}
-
-// rejected reports whether Codex output names a provider's 401 or 403.
-func rejected(out string) bool {
-	return strings.Contains(out, "401 Unauthorized") || strings.Contains(out, "403 Forbidden")
+	return compute.CodexProbeVerdict(out.String()), true, nil
 }
 
 // tailBuffer keeps the last 64 KiB written to it.
@@ -339,14 +271,11 @@ func (d *Driver) startHarness(a *agent, st *runState, doc map[string]any, cred *
 	if err := d.stopHarness(a, st); err != nil {
 		return err
 	}
-	var r [32]byte
-	if _, err := rand.Read(r[:]); err != nil {
+	serve, token, err := compute.CodexAppServerArgs(appServerURL(st))
+	if err != nil {
 		return err
 	}
-	token := hex.EncodeToString(r[:])
-	sum := sha256.Sum256([]byte(token))
-	cmd, err := d.codexCommand(context.Background(), a, cred, append(codexOverrides(doc, st), "app-server",
-		"--listen", appServerURL(st), "--ws-auth", "capability-token", "--ws-token-sha256", hex.EncodeToString(sum[:]))...)
+	cmd, err := d.codexCommand(context.Background(), a, cred, append(codexOverrides(doc, st), serve...)...)
 	if err != nil {
 		return err
 	}
@@ -379,7 +308,7 @@ func (d *Driver) startHarness(a *agent, st *runState, doc map[string]any, cred *
 	d.log.Info("harness started", "namespace", a.ref.NamespaceID, "agent", a.ref.AgentID, "pid", p.pid, "port", harnessPort(st))
 	go d.superviseHarness(a, p)
 
-	deadline := time.Now().Add(appServerWait)
+	deadline := time.Now().Add(compute.HarnessAppServerWait)
 	for !appServerReady(st) {
 		if p.exited() || time.Now().After(deadline) {
 			_ = d.stopHarness(a, st)

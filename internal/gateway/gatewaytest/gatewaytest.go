@@ -354,6 +354,13 @@ func BuildCodexBinary(t testing.TB) string {
 	return build(t, "fakecodex", CodexBinaryPackage)
 }
 
+// BuildStaticCodexBinary builds the fake Codex CLI statically linked
+// (CGO_ENABLED=0), for an image without a C library.
+func BuildStaticCodexBinary(t testing.TB) string {
+	t.Helper()
+	return build(t, "fakecodex", CodexBinaryPackage, "CGO_ENABLED=0")
+}
+
 func build(t testing.TB, name, pkg string, env ...string) string {
 	t.Helper()
 	goCmd, err := exec.LookPath("go")

@@ -35,16 +35,24 @@ type ProviderRequest struct {
 // ends.
 func StartProvider(t testing.TB, addr string) *Provider {
 	p := &Provider{}
-	p.Server = httptest.NewUnstartedServer(http.HandlerFunc(p.serve))
+	p.Server = ServeOn(t, addr, http.HandlerFunc(p.serve))
+	return p
+}
+
+// ServeOn starts a test server of h listening on addr (a fixed address,
+// such as a bridge's, that httptest does not offer), closed when the test
+// ends.
+func ServeOn(t testing.TB, addr string, h http.Handler) *httptest.Server {
+	s := httptest.NewUnstartedServer(h)
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Fatalf("fake provider: listen on %s: %v", addr, err)
+		t.Fatalf("test server: listen on %s: %v", addr, err)
 	}
-	p.Server.Listener.Close()
-	p.Server.Listener = l
-	p.Start()
-	t.Cleanup(p.Close)
-	return p
+	s.Listener.Close()
+	s.Listener = l
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
 }
 
 func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {

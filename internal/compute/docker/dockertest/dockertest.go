@@ -6,7 +6,8 @@
 // defined bridge networks and ports published on 127.0.0.1 (the userland
 // proxy) work. Nothing here touches a Docker daemon the machine may already
 // run. It also builds the test gateway image (GatewayImage): the fake
-// gateway as the entry point, the host's node for the driver's wrapper.
+// gateway as the entry point, the fake Codex CLI as codex, the host's node
+// for the driver's wrappers.
 package dockertest
 
 import (
@@ -29,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
@@ -315,6 +317,8 @@ const ImageRef = "occ-test/fakegateway:1"
 // GatewayImage builds the test gateway image once per daemon and returns
 // its name: no more than the driver asks of an image — the fake gateway
 // (built with CGO_ENABLED=0) as the entry point /usr/local/bin/openclaw,
+// the fake Codex CLI (gatewaytest.CodexBinaryPackage, likewise) as
+// /usr/local/bin/codex for dedicated revisions,
 // the host's node with the libraries it links (the driver's wrapper runs
 // it), /etc/passwd and /etc/group naming node (1000:1000) and /tmp —
 // imported with the engine's image import (no registry is involved).
@@ -329,6 +333,7 @@ func (d *Daemon) GatewayImage(t testing.TB) string {
 
 func (d *Daemon) buildImage(t testing.TB) (string, error) {
 	bin := gatewaytest.BuildStaticBinary(t)
+	codex := gatewaytest.BuildStaticCodexBinary(t)
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return "", fmt.Errorf("dockertest: node is not on PATH (Debian's nodejs; scripts/test installs npm, which brings it): %w", err)
@@ -376,6 +381,9 @@ func (d *Daemon) buildImage(t testing.TB) (string, error) {
 	if err := copyFile("usr/local/bin/openclaw", bin); err != nil {
 		return "", err
 	}
+	if err := copyFile("usr/local/bin/codex", codex); err != nil {
+		return "", err
+	}
 	if err := copyFile("usr/local/bin/node", node); err != nil {
 		return "", err
 	}
@@ -392,7 +400,9 @@ func (d *Daemon) buildImage(t testing.TB) (string, error) {
 	// Imported as :latest, then tagged: Podman 4.3's import ignores the
 	// tag parameter.
 	q := url.Values{"fromSrc": {"-"}, "repo": {repo},
-		"changes": {`ENTRYPOINT ["/usr/local/bin/openclaw"]`, "USER 1000:1000", "ENV PATH=/usr/local/bin:/usr/bin:/bin"}}
+		"changes": {`ENTRYPOINT ["/usr/local/bin/openclaw"]`, "USER 1000:1000", "ENV PATH=/usr/local/bin:/usr/bin:/bin",
+			// Its CLI installs the codex plugin, and codex is on PATH.
+			"LABEL " + docker.LabelDedicatedCodex + "=" + docker.CodexPluginSpec}}
 	status, b, err := d.Do(http.MethodPost, "/images/create?"+q.Encode(), &buf)
 	if err != nil || status != http.StatusOK || bytes.Contains(b, []byte(`"error"`)) {
 		return "", fmt.Errorf("dockertest: import the gateway image: %d %v %s", status, err, b)
