@@ -133,8 +133,8 @@ func TestSSHConformance(t *testing.T) {
 			Observer: observer{h: h, d: d},
 			Reopen:   func(t *testing.T) compute.Driver { return open(t) },
 			Options: computetest.Options{
-				ReadyTimeout:     3 * time.Minute,
-				Poll:             250 * time.Millisecond,
+				ReadyTimeout: 3 * time.Minute,
+				Poll:         250 * time.Millisecond,
 				SlowStart: func(s compute.RevisionSpec) compute.RevisionSpec {
 					return viaOperatorEnv(t, d, computetest.FakeGatewaySlowStart(s))
 				},
