@@ -47,7 +47,7 @@ func TestRealOpenClawSSHLane(t *testing.T) {
 		Hosts: map[string]config.SSHHost{"default": {Address: h.Address, Port: h.Port}, "real-ssh": {Address: h.Address, Port: h.Port}},
 		Runtime: config.SSHRuntime{NodePath: rt.Node, OpenClawPath: rt.Entry(), User: "occ-agent", StateRoot: stateRoot,
 			UnitDirectory: "/etc/systemd/system"},
-		PortRange: config.SSHPortRange{Start: 47800, End: 47899}}
+		PortRange: config.SSHPortRange{Start: 17800, End: 17899}}
 	serverLog := &eventLog{min: slog.LevelInfo}
 	e := boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
 		m.Config.Compute.Driver = "ssh"

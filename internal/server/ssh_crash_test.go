@@ -76,7 +76,7 @@ func (k *sshCrashCompute) install(fake string) {
       nodePath: /opt/occ-test/node
       openclawPath: /opt/occ-test/openclaw.mjs
       stateRoot: %s
-    portRange: {start: 47900, end: 47999}
+    portRange: {start: 17900, end: 17999}
 `, k.h.IdentityFile, k.h.KnownHostsFile, k.h.Address, k.h.Port, k.h.Address, k.h.Port, k.stateRoot)
 	if err := os.WriteFile(k.config, []byte(y), 0o600); err != nil {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ func crashChild(raw string) int {
 func TestCrashRounds(t *testing.T) {
 	h := testHost(t)
 	o := options(t)
-	o.StateRoot, o.UserPrefix, o.PortStart, o.PortEnd = "/var/lib/occ-crash", "occcrash", 47500, 47599
+	o.StateRoot, o.UserPrefix, o.PortStart, o.PortEnd = "/var/lib/occ-crash", "occcrash", 17500, 17599
 	d, err := ssh.New(o)
 	if err != nil {
 		t.Fatal(err)

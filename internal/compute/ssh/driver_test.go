@@ -179,7 +179,7 @@ func TestDriverOnTheHost(t *testing.T) {
 	}
 	unit := readHost(t, h, d.UnitPath(a))
 	for _, line := range []string{"Type=simple", "User=" + user, "Restart=always", "NoNewPrivileges=true", "PrivateTmp=true",
-		"EnvironmentFile=-" + p.Dir + "/env", "ExecStart=" + fakeGateway(t) + " gateway run --port 47100"} {
+		"EnvironmentFile=-" + p.Dir + "/env", "ExecStart=" + fakeGateway(t) + " gateway run --port 17100"} {
 		if !strings.Contains(unit, "\n"+line+"\n") {
 			t.Fatalf("unit lacks %q:\n%s", line, unit)
 		}
@@ -200,7 +200,7 @@ func TestDriverOnTheHost(t *testing.T) {
 	// A second Agent: its own account and the next port.
 	b := compute.AgentRef{NamespaceID: ns.ID, AgentID: occ.NewID(occ.PrefixAgent)}
 	awaitReady(t, d, spec(b, 1))
-	if d.User(b) == user || !strings.Contains(readHost(t, h, d.UnitPath(b)), "--port 47101") {
+	if d.User(b) == user || !strings.Contains(readHost(t, h, d.UnitPath(b)), "--port 17101") {
 		t.Fatal("the second Agent shares the account or does not get the next port")
 	}
 	if _, err := h.Run("runuser -u " + d.User(b) + " -- ls " + p.Workspace); err == nil {
@@ -247,7 +247,7 @@ func TestDriverOnTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, ok := accounts(t, h)[user]; ok || groupExists(t, h, user) || exists(h, p.Dir) || exists(h, d.UnitPath(a)) ||
-		exists(h, testStateRoot+"/ports/47100") || exists(h, testStateRoot+"/accounts/"+user) {
+		exists(h, testStateRoot+"/ports/17100") || exists(h, testStateRoot+"/accounts/"+user) {
 		t.Fatal("DeleteAgent left the account, group, tree, unit, port claim or account mark")
 	}
 	if unitShow(t, h, b, "ActiveState") != "active" {
@@ -309,6 +309,20 @@ func TestDriverHostErrors(t *testing.T) {
 	if compute.PermanentCode(err) != occ.SSHNoHost {
 		t.Fatalf("EnsureNamespace of a name without a host = %v; want %s", err, occ.SSHNoHost)
 	}
+	// A range that overlaps the host's ephemeral ports (read from the
+	// host, not assumed).
+	eph, err := h.Run("cat /proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lo, hi int
+	if _, err := fmt.Sscan(eph, &lo, &hi); err != nil {
+		t.Fatalf("ip_local_port_range %q: %v", eph, err)
+	}
+	err = open(t, func(o *ssh.Options) { o.PortStart, o.PortEnd = hi-10, hi }).Preflight(context.Background())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("compute.ssh.portRange %d-%d overlaps the host's ephemeral ports %d-%d", hi-10, hi, lo, hi)) {
+		t.Fatalf("Preflight with a range in the ephemeral ports = %v; want the overlap named", err)
+	}
 	_, other := newKeyPair(t)
 	wrong := writeFile(t, "known_hosts", []byte(fmt.Sprintf("[%s]:%d %s", h.Address, h.Port, strings.TrimSpace(string(marshal(other))))+"\n"))
 	dw := open(t, func(o *ssh.Options) { o.KnownHostsFile = wrong })
@@ -326,8 +340,8 @@ func TestDriverHostErrors(t *testing.T) {
 }
 
 // TestPreflight: the test host has everything; a gateway command that is
-// not there, or a host whose key is not the known one, stops occ with the
-// setting named.
+// not there, a port range among the host's ephemeral ports, or a host
+// whose key is not the known one, stops occ with the setting named.
 func TestPreflight(t *testing.T) {
 	h := testHost(t)
 	if err := open(t).Preflight(context.Background()); err != nil {
@@ -336,6 +350,20 @@ func TestPreflight(t *testing.T) {
 	err := open(t, func(o *ssh.Options) { o.Command = []string{"/opt/node/bin/node", "/opt/openclaw/openclaw.mjs"} }).Preflight(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "compute.ssh.hosts.") || !strings.Contains(err.Error(), "missing file /opt/node/bin/node (compute.ssh.runtime)") {
 		t.Fatalf("Preflight without the runtime = %v; want the missing files named", err)
+	}
+	// A range that overlaps the host's ephemeral ports (read from the
+	// host, not assumed).
+	eph, err := h.Run("cat /proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lo, hi int
+	if _, err := fmt.Sscan(eph, &lo, &hi); err != nil {
+		t.Fatalf("ip_local_port_range %q: %v", eph, err)
+	}
+	err = open(t, func(o *ssh.Options) { o.PortStart, o.PortEnd = hi-10, hi }).Preflight(context.Background())
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("compute.ssh.portRange %d-%d overlaps the host's ephemeral ports %d-%d", hi-10, hi, lo, hi)) {
+		t.Fatalf("Preflight with a range in the ephemeral ports = %v; want the overlap named", err)
 	}
 	_, other := newKeyPair(t)
 	wrong := writeFile(t, "known_hosts", []byte(fmt.Sprintf("[%s]:%d %s", h.Address, h.Port, marshal(other))))

@@ -77,8 +77,12 @@ func fakeGateway(t testing.TB) string {
 
 // testStateRoot is the drivers' state root on the test host. Gateway
 // ports of the tests on this machine (the hosts share its network) are
-// disjoint: 47100-47499 here, 47500-47599 TestCrashRounds, 47600-47699
-// TestRealOpenClaw, 47800-47999 internal/server's SSH lanes.
+// disjoint: 17100-17499 here, 17500-17599 TestCrashRounds, 17600-17699
+// TestRealOpenClaw, 17800-17999 internal/server's SSH lanes. They are
+// below the machine's ephemeral ports (which any connection may take, so
+// the driver's preflight refuses a range overlapping them) and below the
+// local driver's gateways (20000 and up), which other tests run at the
+// same time.
 const testStateRoot = "/var/lib/occ-test"
 
 // options are a driver's options on the test host: every Namespace name
@@ -89,7 +93,7 @@ func options(t testing.TB) ssh.Options {
 	return ssh.Options{IdentityFile: h.IdentityFile, KnownHostsFile: h.KnownHostsFile,
 		Hosts:   map[string]ssh.Host{"conformance": hst, "default": hst, "team": hst},
 		Command: []string{fakeGateway(t)}, UserPrefix: "occ", StateRoot: testStateRoot, UnitDir: "/etc/systemd/system",
-		PortStart: 47100, PortEnd: 47499}
+		PortStart: 17100, PortEnd: 17499}
 }
 
 // open returns a driver on the test host; edit changes its options first.

@@ -37,7 +37,7 @@ func TestRealOpenClaw(t *testing.T) {
 	prov := gatewaytest.StartProvider(t, "127.0.0.1:0")
 	d, err := ssh.New(ssh.Options{IdentityFile: h.IdentityFile, KnownHostsFile: h.KnownHostsFile,
 		Hosts: map[string]ssh.Host{"real": target(h)}, Command: []string{rt.Node, rt.Entry()}, UserPrefix: "occ-agent",
-		StateRoot: "/var/lib/occ-ssh", UnitDir: "/etc/systemd/system", PortStart: 47600, PortEnd: 47699, ModelProbeTimeout: 3 * time.Minute})
+		StateRoot: "/var/lib/occ-ssh", UnitDir: "/etc/systemd/system", PortStart: 17600, PortEnd: 17699, ModelProbeTimeout: 3 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
