@@ -83,11 +83,13 @@ func (f *fakeCompute) PrepareRevision(ctx context.Context, s compute.RevisionSpe
 }
 
 // Capabilities: the fake runs both execution modes with every harness
-// method, and plugins whose approval policy is provider_default or none.
+// method, plugins whose approval policy is provider_default or none, and
+// Secret bindings.
 func (f *fakeCompute) Capabilities() compute.Capabilities {
 	return compute.Capabilities{ExecutionModes: []string{"embedded", "dedicated"},
 		HarnessAuthMethods:     []string{"api_key", "codex_pat", "chatgpt_service_account", "credential_source"},
-		PluginApprovalPolicies: []string{"provider_default", "none"}, WorkspaceSetup: true, NativeAdmin: true, PersistentState: true}
+		PluginApprovalPolicies: []string{"provider_default", "none"}, WorkspaceSetup: true, NativeAdmin: true, PersistentState: true,
+		SecretEnvironment: true}
 }
 
 func (f *fakeCompute) ActivateRevision(ctx context.Context, r compute.RevisionRef) error {
