@@ -45,10 +45,6 @@ func (d *Driver) agentDir(a compute.AgentRef) string {
 	return d.namespaceDir(a.NamespaceID) + "/agents/" + a.AgentID
 }
 
-func (d *Driver) revisionDir(r compute.RevisionRef) string {
-	return d.agentDir(r.AgentRef) + "/revisions/" + r.RevisionID
-}
-
 // UnitName is the systemd unit of an Agent's gateway.
 func UnitName(a compute.AgentRef) string { return "occ-gateway-" + a.AgentID + ".service" }
 
