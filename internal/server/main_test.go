@@ -1,20 +1,15 @@
 package server_test
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
-
-// parallelTests is how many of the package's parallel tests run at once.
-const parallelTests = 4
 
 var fakeGateway struct {
 	once sync.Once
@@ -54,21 +49,7 @@ func fakeGatewayBinary(t testing.TB) string {
 // the crash tests, which kill and restart occ for minutes against settle
 // deadlines: they run first, one at a time, as Go runs tests that do not
 // call t.Parallel.
-//
-// Up to parallelTests run at once unless -parallel says otherwise: the
-// long tests here mostly wait (on gateways starting, engines copying
-// images, hosts booting), so the default of one per CPU left the short
-// ones queued behind them.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		if err := flag.Set("test.parallel", strconv.Itoa(parallelTests)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-	}
 	code := m.Run()
 	if fakeGateway.dir != "" {
 		os.RemoveAll(fakeGateway.dir)
