@@ -1,8 +1,9 @@
 // Package dockertest starts a Docker engine of its own for tests: Debian's
 // dockerd (installed with apt-get when missing and running as root) on a
 // private socket, data root and exec root under a new directory of /tmp,
-// with the vfs storage driver and neither iptables nor the default bridge
-// (what works on a test machine without kernel modules or a systemd); user
+// with the overlay storage driver where the kernel allows it (vfs where it
+// does not) and neither iptables nor the default bridge (what works on a
+// test machine without kernel modules or a systemd); user
 // defined bridge networks and ports published on 127.0.0.1 (the userland
 // proxy) work. Nothing here touches a Docker daemon the machine may already
 // run. It also builds the test gateway image (GatewayImage): the fake
@@ -56,7 +57,7 @@ func New() (*Daemon, error) {
 	}
 	return start(false, func(dir string) []string {
 		return []string{bin, "--host", "unix://" + filepath.Join(dir, "docker.sock"), "--data-root", filepath.Join(dir, "data"),
-			"--exec-root", filepath.Join(dir, "x"), "--pidfile", filepath.Join(dir, "dockerd.pid"), "--storage-driver", "vfs",
+			"--exec-root", filepath.Join(dir, "x"), "--pidfile", filepath.Join(dir, "dockerd.pid"), "--storage-driver", storageDriver(dir, false),
 			"--iptables=false", "--ip6tables=false", "--bridge=none", "--log-level", "warn",
 			"--default-address-pool", "base=" + addressPool() + ",size=24"}
 	})
@@ -86,7 +87,7 @@ func NewPodman() (*Daemon, error) {
 		// containers.conf of its own (CONTAINERS_CONF, set in start).
 		conf := fmt.Sprintf("[network]\ndefault_subnet_pools = [{\"base\" = %q, \"size\" = 24}]\n", addressPool())
 		_ = os.WriteFile(filepath.Join(dir, "containers.conf"), []byte(conf), 0o644)
-		return []string{bin, "--root", filepath.Join(dir, "data"), "--runroot", filepath.Join(dir, "x"), "--storage-driver", "vfs",
+		return []string{bin, "--root", filepath.Join(dir, "data"), "--runroot", filepath.Join(dir, "x"), "--storage-driver", storageDriver(dir, true),
 			"--network-config-dir", filepath.Join(dir, "cni"), "--tmpdir", filepath.Join(dir, "tmp"), "--log-level", "warn",
 			"system", "service", "--time", "0", "unix://" + filepath.Join(dir, "docker.sock")}
 	})
@@ -116,7 +117,7 @@ func start(podman bool, argv func(dir string) []string) (*Daemon, error) {
 		return nil, fmt.Errorf("dockertest: start %s: %w", d.name(), err)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.exited) }()
-	fmt.Fprintf(os.Stderr, "dockertest: started %s (pid %d) on %s\n", d.name(), d.cmd.Process.Pid, d.Host())
+	fmt.Fprintf(os.Stderr, "dockertest: started %s (pid %d, storage driver %s) on %s\n", d.name(), d.cmd.Process.Pid, flagValue(args, "--storage-driver"), d.Host())
 	sock := d.socket()
 	d.client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var dl net.Dialer
@@ -141,6 +142,16 @@ func start(podman bool, argv func(dir string) []string) (*Daemon, error) {
 			return nil, fmt.Errorf("dockertest: %s does not answer after 60 s:\n%s", d.name(), b)
 		}
 	}
+}
+
+// flagValue returns the argument after flag in args.
+func flagValue(args []string, flag string) string {
+	for i, a := range args[:len(args)-1] {
+		if a == flag {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // Start starts a dockerd stopped when the test ends.
