@@ -525,7 +525,7 @@ func (w *deployCrash) settle(p *occProc) time.Duration {
 			return time.Since(start)
 		}
 		if time.Since(start) > wait {
-			t.Fatalf("not settled %v after the restart: %v\n%s", wait, pend, readTail(p.logs))
+			t.Fatalf("not settled %v after the restart: %v\nunfinished jobs: %v\n%s", wait, pend, w.liveJobs(), readTail(p.logs))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -703,7 +703,7 @@ func (w *deployCrash) liveJobs() []string {
 	}
 	defer st.Close()
 	rows, err := st.DB().QueryContext(ctx,
-		`SELECT id, kind, state, attempt FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded') ORDER BY id`)
+		`SELECT id, kind, state, attempt, scheduled_at, CAST(args AS TEXT) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded') ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -711,12 +711,12 @@ func (w *deployCrash) liveJobs() []string {
 	var out []string
 	for rows.Next() {
 		var id int64
-		var kind, state string
+		var kind, state, scheduled, args string
 		var attempt int
-		if err := rows.Scan(&id, &kind, &state, &attempt); err != nil {
+		if err := rows.Scan(&id, &kind, &state, &attempt, &scheduled, &args); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, fmt.Sprintf("job %d %s %s attempt %d", id, kind, state, attempt))
+		out = append(out, fmt.Sprintf("job %d %s %s attempt %d scheduled at %s %s", id, kind, state, attempt, scheduled, args))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)

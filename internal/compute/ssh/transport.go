@@ -158,8 +158,8 @@ func (t *Transport) Run(ctx context.Context, h Host, script string) ([]byte, err
 }
 
 // RunBounded is Run reading at most maxOutput bytes of standard output.
-func (t *Transport) RunBounded(ctx context.Context, h Host, script string, maxOutput int) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, t.o.OperationTimeout)
+func (t *Transport) RunBounded(parent context.Context, h Host, script string, maxOutput int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(parent, t.o.OperationTimeout)
 	defer cancel()
 	c, err := t.dial(ctx, h)
 	if err != nil {
@@ -189,6 +189,9 @@ func (t *Transport) RunBounded(ctx context.Context, h Host, script string, maxOu
 		_ = s.Signal(xssh.SIGTERM)
 		c.Close()
 		<-done
+		if err := parent.Err(); err != nil { // the caller's end, not the operation's bound
+			return nil, fmt.Errorf("an operation on %s: %w", h.hostport(), err)
+		}
 		return nil, fail(occ.SSHOperationTimeout, fmt.Errorf("an operation on %s ran past %s", h.hostport(), t.o.OperationTimeout))
 	}
 	if stdout.over {

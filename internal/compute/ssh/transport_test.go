@@ -188,6 +188,16 @@ func TestTransportFailures(t *testing.T) {
 		_, err := newTransport(t, o).Run(context.Background(), target(h), "sleep 600")
 		wantCode(t, err, occ.SSHOperationTimeout, false, false)
 	})
+	t.Run("caller's deadline", func(t *testing.T) {
+		// The caller ending first is the caller's error, not a
+		// timeout of the operation's own bound.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := newTransport(t, transportOptions(t, h)).Run(ctx, target(h), "sleep 600")
+		if !errors.Is(err, context.DeadlineExceeded) || ssh.CodeOf(err) != "" {
+			t.Fatalf("err = %v, want the caller's context.DeadlineExceeded", err)
+		}
+	})
 }
 
 // TestTransportLock: an operation waits for another's lock on the same
