@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
-	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -685,41 +683,12 @@ func (l *localCrashCompute) held() map[string][]string {
 	return out
 }
 
-// liveJobs lists River jobs that are not finalized (completed, cancelled —
-// a superseded deployment's job — or discarded), read straight from the
-// database the server uses.
+// liveJobs lists River jobs that are not finalized (unfinishedJobs) in
+// the database the server uses.
 func (w *deployCrash) liveJobs() []string {
-	t := w.t
-	t.Helper()
 	dbURL := w.dbURL
 	if dbURL == "" {
 		dbURL = "sqlite://" + filepath.Join(w.dataDir, "occ.db")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rows, err := st.DB().QueryContext(ctx,
-		`SELECT id, kind, state, attempt, scheduled_at, CAST(args AS TEXT) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded') ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id int64
-		var kind, state, scheduled, args string
-		var attempt int
-		if err := rows.Scan(&id, &kind, &state, &attempt, &scheduled, &args); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("job %d %s %s attempt %d scheduled at %s %s", id, kind, state, attempt, scheduled, args))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return unfinishedJobs(w.t, dbURL)
 }

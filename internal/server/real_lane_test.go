@@ -223,7 +223,8 @@ func (w *realWorld) waitUntil(what string, timeout time.Duration, cond func() bo
 	start := time.Now()
 	for !cond() {
 		if time.Since(start) > timeout {
-			w.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			w.t.Fatalf("timed out after %s waiting for %s; the worker's unfinished jobs and claims: %v",
+				timeout, what, unfinishedJobs(w.t, w.e.m.Config.DatabaseURL))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
