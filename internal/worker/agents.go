@@ -25,7 +25,8 @@ type agentWorker struct {
 }
 
 // Work converges an Agent toward stopped or deleted.
-func (w *agentWorker) Work(ctx context.Context, job *river.Job[jobs.AgentArgs]) error {
+func (w *agentWorker) Work(ctx context.Context, job *river.Job[jobs.AgentArgs]) (err error) {
+	defer func() { w.logRetry(job.JobRow, err) }()
 	release, err := w.claim(ctx, job.Args.AgentID)
 	if err != nil {
 		return err

@@ -26,7 +26,8 @@ type namespaceWorker struct {
 }
 
 // Work converges one Namespace toward ready or deleted.
-func (w *namespaceWorker) Work(ctx context.Context, job *river.Job[jobs.NamespaceArgs]) error {
+func (w *namespaceWorker) Work(ctx context.Context, job *river.Job[jobs.NamespaceArgs]) (err error) {
+	defer func() { w.logRetry(job.JobRow, err) }()
 	release, err := w.claim(ctx, job.Args.NamespaceID)
 	if err != nil {
 		return err

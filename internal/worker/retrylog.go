@@ -1,0 +1,22 @@
+package worker
+
+import (
+	"errors"
+
+	"github.com/riverqueue/river/rivertype"
+)
+
+// logRetry logs a job pass that failed and will be tried again. River
+// reports such failures only at info level, below what occ lets through
+// from it, so without this a stop or a Namespace that keeps failing (an
+// engine timing out, an API server refusing) would say nothing at all.
+// Snoozes (a busy claim) and cancellations (settled) are not failures.
+func (d *deps) logRetry(job *rivertype.JobRow, err error) {
+	var snooze *rivertype.JobSnoozeError
+	var cancel *rivertype.JobCancelError
+	if err == nil || errors.As(err, &snooze) || errors.As(err, &cancel) {
+		return
+	}
+	d.log.Warn("job failed; it will be retried", "kind", job.Kind, "attempt", job.Attempt, "maxAttempts", job.MaxAttempts,
+		"args", string(job.EncodedArgs), "error", err)
+}
