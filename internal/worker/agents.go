@@ -72,6 +72,8 @@ func (w *agentWorker) stop(ctx context.Context, job *river.Job[jobs.AgentArgs], 
 		}
 		return err
 	}
+	ctx, cancel := recordContext(ctx) // the driver is done: record it even past the job's timeout
+	defer cancel()
 	err = w.st.InTx(ctx, func(tx *store.Tx) error {
 		row, err := tx.GetAgent(ctx, ref.NamespaceID, ref.AgentID)
 		if err != nil {
@@ -126,6 +128,8 @@ func (w *agentWorker) teardown(ctx context.Context, job *river.Job[jobs.AgentArg
 		}
 		return err
 	}
+	ctx, cancel := recordContext(ctx) // the driver is done: record it even past the job's timeout
+	defer cancel()
 	return w.st.InTx(ctx, func(tx *store.Tx) error {
 		removed, err := tx.DeleteAgentRecords(ctx, ref.NamespaceID, ref.AgentID, g.ServicePrincipalID)
 		if err != nil {
@@ -142,6 +146,8 @@ func (w *agentWorker) teardown(ctx context.Context, job *river.Job[jobs.AgentArg
 
 // settleAgent audits the end of a stop and ends the job.
 func (w *agentWorker) settleAgent(ctx context.Context, job *river.Job[jobs.AgentArgs], res occ.ResourceRef, action string, outcome occ.AuditOutcome, code string) error {
+	ctx, cancel := recordContext(ctx)
+	defer cancel()
 	if err := audit.Append(ctx, w.st, occ.AuditEvent{Kind: occ.AuditReconcile, Action: action, Outcome: outcome, ActorID: job.Args.ActorID,
 		Resource: res, ReasonCode: code, Details: map[string]any{"attemptCount": job.Attempt}}); err != nil {
 		return err

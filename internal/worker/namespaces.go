@@ -26,8 +26,7 @@ type namespaceWorker struct {
 }
 
 // Work converges one Namespace toward ready or deleted.
-func (w *namespaceWorker) Work(ctx context.Context, job *river.Job[jobs.NamespaceArgs]) (err error) {
-	defer func() { w.logRetry(job.JobRow, err) }()
+func (w *namespaceWorker) Work(ctx context.Context, job *river.Job[jobs.NamespaceArgs]) error {
 	release, err := w.claim(ctx, job.Args.NamespaceID)
 	if err != nil {
 		return err
@@ -86,6 +85,8 @@ func (w *namespaceWorker) ensure(ctx context.Context, job *river.Job[jobs.Namesp
 // with its audit event, in one transaction.
 func (w *namespaceWorker) settleNamespace(ctx context.Context, job *river.Job[jobs.NamespaceArgs], ns occ.Namespace,
 	to occ.NamespaceStatus, code, reason string) error {
+	ctx, cancel := recordContext(ctx)
+	defer cancel()
 	err := w.st.InTx(ctx, func(tx *store.Tx) error {
 		cur, err := tx.GetNamespace(ctx, ns.ID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && cur.Status != occ.NamespaceProvisioning) {
@@ -183,6 +184,8 @@ func (w *namespaceWorker) teardown(ctx context.Context, job *river.Job[jobs.Name
 // failTeardown records a teardown that stopped: the Namespace or Agent
 // stays deleting until its initiator (or a taker-over) repeats DELETE.
 func (w *deps) failTeardown(ctx context.Context, td occ.Teardown, action, code string) error {
+	ctx, cancel := recordContext(ctx)
+	defer cancel()
 	err := w.st.InTx(ctx, func(tx *store.Tx) error {
 		td.State, td.LastCode, td.UpdatedAt = occ.TeardownFailed, code, w.now()
 		if err := tx.UpsertTeardown(ctx, td); err != nil {
@@ -201,6 +204,8 @@ func (w *deps) failTeardown(ctx context.Context, td occ.Teardown, action, code s
 // retry records a retryable failure and hands the error back to River,
 // which schedules the next attempt with backoff.
 func (w *namespaceWorker) retry(ctx context.Context, job *river.Job[jobs.NamespaceArgs], res occ.ResourceRef, cause error) error {
+	ctx, cancel := recordContext(ctx)
+	defer cancel()
 	w.log.Warn("namespace reconcile failed; will retry", "namespace", res.ID, "target", job.Args.Target,
 		"attempt", job.Attempt, "error", cause)
 	err := audit.Append(ctx, w.st, occ.AuditEvent{Kind: occ.AuditReconcile, Action: "namespaces.lifecycle." + job.Args.Target,

@@ -6,10 +6,11 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// logRetry logs a job pass that failed and will be tried again. River
-// reports such failures only at info level, below what occ lets through
-// from it, so without this a stop or a Namespace that keeps failing (an
-// engine timing out, an API server refusing) would say nothing at all.
+// logRetry logs an Agent job pass that failed and will be tried again.
+// River reports such failures only at info level, below what occ lets
+// through from it, so without this a stop or a deletion that keeps failing
+// (an engine timing out, a host unreachable) would say nothing at all.
+// (The revision and Namespace workers log their own retries.)
 // Snoozes (a busy claim) and cancellations (settled) are not failures.
 func (d *deps) logRetry(job *rivertype.JobRow, err error) {
 	var snooze *rivertype.JobSnoozeError

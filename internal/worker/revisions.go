@@ -186,6 +186,8 @@ func (w *revisionWorker) pending(ctx context.Context, p *pass, code string, rf *
 // an install's phase) on the deployment and, when the code changed, a
 // reconcile audit event.
 func (w *revisionWorker) recordAttempt(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure, data map[string]any, next time.Duration) error {
+	ctx, cancel := recordContext(ctx)
+	defer cancel()
 	now := w.now()
 	changed := p.dep.LastAttemptCode != code
 	if changed || p.dep.LastAttemptAt == 0 {
@@ -243,6 +245,8 @@ func (w *revisionWorker) driverError(ctx context.Context, p *pass, err error) er
 
 // fail settles the deployment as failed with a fixed code (terminal).
 func (w *revisionWorker) fail(ctx context.Context, p *pass, code string, data map[string]any) error {
+	ctx, cancel := recordContext(ctx)
+	defer cancel()
 	now := w.now()
 	p.dep.Status, p.dep.ErrorCode, p.dep.FinishedAt, p.dep.UpdatedAt, p.dep.NextAttemptAt = occ.DeploymentFailed, code, occ.Millis(now), occ.Millis(now), 0
 	if data != nil {
@@ -328,6 +332,8 @@ var errActiveMoved = errors.New("active revision changed")
 // complete settles a published revision as succeeded, drops staged files,
 // and audits the activation.
 func (w *revisionWorker) complete(ctx context.Context, p *pass, prev string, warnings []compute.Warning) error {
+	ctx, cancel := recordContext(ctx)
+	defer cancel()
 	ws := make([]occ.DeploymentWarning, 0, len(warnings))
 	admitted := p.rev.Snapshot.Plugins
 	for _, x := range warnings {

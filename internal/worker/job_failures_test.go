@@ -3,11 +3,14 @@ package worker_test
 import (
 	"bytes"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/openclaw/occ/internal/compute/computetest"
+	"github.com/openclaw/occ/internal/occ"
 	"github.com/openclaw/occ/internal/worker"
 )
 
@@ -58,4 +61,32 @@ func TestFailedStopIsLoggedAndRetried(t *testing.T) {
 			t.Fatalf("the failed stop's log line %q lacks %q; the log:\n%s", line, want, logs.String())
 		}
 	}
+}
+
+// A driver call that outlasts the job's timeout on every attempt still
+// ends the deployment failed, and a stop the same way still settles:
+// the outcome is recorded past the job's expired context. (Recorded
+// with it, the writes failed and River dropped the last attempt's job,
+// leaving the deployment running with nothing to finish it.)
+func TestOutcomesRecordedPastTheJobTimeout(t *testing.T) {
+	t.Parallel()
+	var faulty *computetest.Faulty
+	const jobTimeout = 500 * time.Millisecond
+	e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty),
+		withOptions(func(o *worker.Options) { o.MaxAttempts, o.JobTimeout = 2, jobTimeout }))
+	outlast := func() { time.Sleep(jobTimeout + 300*time.Millisecond) }
+
+	g := e.agent(agentSpec{harness: apiKey("sk")})
+	faulty.Inject(computetest.Fault{ID: g.ID, Method: computetest.MethodPrepareRevision, Times: computetest.Forever, Then: outlast})
+	failedWith(t, e.settled(g, e.deploy(e.admin, g)), occ.DeployDependency)
+
+	h := e.agent(agentSpec{harness: apiKey("sk")})
+	e.settled(h, e.deploy(e.admin, h))
+	faulty.Inject(computetest.Fault{ID: h.ID, Method: computetest.MethodStopAgent, Times: computetest.Forever, After: true, Then: outlast})
+	if _, err := e.app.Stop(e.ctx, e.admin, e.ns, h.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("the failed stop is settled and audited", func() bool {
+		return slices.Contains(e.auditReasons(worker.ActAgentStop), occ.ReasonExhausted)
+	})
 }
