@@ -88,23 +88,28 @@ func main() {
 	for _, id := range leaves {
 		printTail(fmt.Sprintf("--- FAIL: %s %s", id.pkg, id.name), output[id])
 	}
-	// A package can fail with no failed test: a build error, a panic or a
-	// timeout outside any test, or TestMain.
-	var bare []string
+	// A package's own output says why it failed when no test did (a build
+	// error, TestMain) and when go test's timeout panicked it (the panic
+	// names the tests still running).
+	var own []string
 	for pkg := range packageFailed {
 		hasTest := false
 		for _, id := range leaves {
 			hasTest = hasTest || id.pkg == pkg
 		}
-		if !hasTest {
-			bare = append(bare, pkg)
+		if !hasTest || panicked(output[testID{pkg, ""}]) {
+			own = append(own, pkg)
 		}
 	}
-	sort.Strings(bare)
-	for _, pkg := range bare {
-		printTail(fmt.Sprintf("--- FAIL: %s (no test failed; the package's own output)", pkg), output[testID{pkg, ""}])
+	sort.Strings(own)
+	for _, pkg := range own {
+		lines := output[testID{pkg, ""}]
+		if i := panicAt(lines); i >= 0 { // its first lines name the tests still running
+			lines = lines[i:min(len(lines), i+tailLines)]
+		}
+		printTail(fmt.Sprintf("--- FAIL: %s (the package's own output)", pkg), lines)
 	}
-	if len(leaves) == 0 && len(bare) == 0 {
+	if len(leaves) == 0 && len(own) == 0 {
 		fmt.Println("no failed test in the events")
 	}
 }
@@ -118,4 +123,18 @@ func printTail(heading string, lines []string) {
 	for _, l := range lines {
 		fmt.Println("    " + l)
 	}
+}
+
+// panicked reports whether the output holds a panic (go test's timeout is
+// one).
+func panicked(lines []string) bool { return panicAt(lines) >= 0 }
+
+// panicAt is the index of the output's first panic line, or -1.
+func panicAt(lines []string) int {
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic: ") {
+			return i
+		}
+	}
+	return -1
 }
