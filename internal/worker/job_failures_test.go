@@ -11,6 +11,7 @@ import (
 
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store/storetest"
 	"github.com/openclaw/occ/internal/worker"
 )
 
@@ -71,7 +72,9 @@ func TestFailedStopIsLoggedAndRetried(t *testing.T) {
 func TestOutcomesRecordedPastTheJobTimeout(t *testing.T) {
 	t.Parallel()
 	var faulty *computetest.Faulty
-	const jobTimeout = 500 * time.Millisecond
+	// Long enough that a pass's reads fit in it under -race on a loaded
+	// machine; each driver call below outlasts it.
+	const jobTimeout = 2 * time.Second
 	e := newEnv(t, computetest.FakeCapabilities(), withFaulty(&faulty),
 		withOptions(func(o *worker.Options) { o.MaxAttempts, o.JobTimeout = 2, jobTimeout }))
 	outlast := func() { time.Sleep(jobTimeout + 300*time.Millisecond) }
@@ -89,4 +92,19 @@ func TestOutcomesRecordedPastTheJobTimeout(t *testing.T) {
 	e.eventually("the failed stop is settled and audited", func() bool {
 		return slices.Contains(e.auditReasons(worker.ActAgentStop), occ.ReasonExhausted)
 	})
+}
+
+// A deployment whose job's last attempt fails before the pass records
+// anything (here its work claim's commit) is failed, not left queued with
+// no job behind it (River drops such a job).
+func TestLastAttemptFailureSettlesTheDeployment(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, computetest.FakeCapabilities(), withOptions(func(o *worker.Options) { o.MaxAttempts = 1 }))
+	g := e.agent(agentSpec{harness: apiKey("sk")})
+	claim := e.faults.Inject(storetest.CommitFault{Match: "INSERT INTO work_claims"})
+	st := e.settled(g, e.deploy(e.admin, g))
+	if !e.faults.Fired(claim) {
+		t.Fatal("the claim's commit never failed: the test did not reach its case")
+	}
+	failedWith(t, st, occ.DeployDependency)
 }

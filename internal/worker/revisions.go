@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
@@ -38,7 +39,8 @@ type pass struct {
 
 // Work converges one admitted revision: re-authorize, prepare, and when
 // ready publish it as the Agent's active revision.
-func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionArgs]) error {
+func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionArgs]) (err error) {
+	defer func() { err = w.settleDropped(ctx, job, err) }()
 	a := job.Args
 	release, err := w.claim(ctx, a.AgentID)
 	if err != nil {
@@ -107,6 +109,31 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 		return w.pending(ctx, p, occ.AttemptOfPending(ready.PendingReason), ready.RuntimeFailure, attemptData(ready))
 	}
 	return w.publish(ctx, p, ready.Warnings)
+}
+
+// settleDropped fails the deployment when its job's last attempt ended in
+// an error that River drops the job on (an error before the pass recorded
+// any outcome, such as a read that ran past the job's timeout): a
+// deployment is never left queued or running with no job behind it.
+func (w *revisionWorker) settleDropped(ctx context.Context, job *river.Job[jobs.RevisionArgs], err error) error {
+	var snooze *rivertype.JobSnoozeError
+	var cancel *rivertype.JobCancelError
+	if err == nil || errors.As(err, &snooze) || errors.As(err, &cancel) || job.Attempt < job.MaxAttempts {
+		return err
+	}
+	ctx, stop := recordContext(ctx)
+	defer stop()
+	a := job.Args
+	dep, gerr := w.st.GetDeployment(ctx, a.NamespaceID, a.AgentID, a.RevisionID)
+	if gerr != nil || occ.DeploymentTerminal(dep.Status) {
+		return err
+	}
+	w.log.Warn("revision reconcile failed on its last attempt", "revision", a.RevisionID, "attempt", job.Attempt, "error", err)
+	p := &pass{job: job, dep: dep, rev: occ.Revision{ID: a.RevisionID}}
+	if row, aerr := w.st.GetAgent(ctx, a.NamespaceID, a.AgentID); aerr == nil {
+		p.ag, p.rd = store.DecodeAgent(row), w.driver // retire the candidate unless it serves
+	}
+	return w.fail(ctx, p, occ.DeployDependency, nil)
 }
 
 func (p *pass) ref() compute.RevisionRef {
