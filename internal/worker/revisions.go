@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/openclaw/occ/internal/audit"
 	"github.com/openclaw/occ/internal/compute"
@@ -116,9 +115,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 // any outcome, such as a read that ran past the job's timeout): a
 // deployment is never left queued or running with no job behind it.
 func (w *revisionWorker) settleDropped(ctx context.Context, job *river.Job[jobs.RevisionArgs], err error) error {
-	var snooze *rivertype.JobSnoozeError
-	var cancel *rivertype.JobCancelError
-	if err == nil || errors.As(err, &snooze) || errors.As(err, &cancel) || job.Attempt < job.MaxAttempts {
+	if !failed(err) || job.Attempt < job.MaxAttempts {
 		return err
 	}
 	ctx, stop := recordContext(ctx)
