@@ -302,6 +302,12 @@ type KubernetesImages struct {
 	// RequireImmutableDigest refuses an image not pinned by a lowercase
 	// @sha256: digest. Default false.
 	RequireImmutableDigest bool `yaml:"requireImmutableDigest"`
+	// DedicatedCodex says the gateway image carries Codex as `occ runtime
+	// image build` puts it there (after `occ runtime install`, which
+	// installs the Codex pieces): the driver then runs dedicated Agents,
+	// with the Codex harness as a container of its own in the gateway's
+	// Pod. Default false (dedicated Agents are refused).
+	DedicatedCodex bool `yaml:"dedicatedCodex"`
 }
 
 // KubernetesResources are the resource settings of the kubernetes driver,
@@ -310,6 +316,9 @@ type KubernetesResources struct {
 	// Gateway is the gateway container's requests and limits.
 	// Default requests 100m/1792Mi, limits 4/3Gi.
 	Gateway KubernetesResourceSpec `yaml:"gateway"`
+	// Harness is the dedicated Codex harness container's requests and
+	// limits. Default requests 100m/768Mi, limits 4/6Gi.
+	Harness KubernetesResourceSpec `yaml:"harness"`
 	// ContainerDefaults are the LimitRange defaults of each tenant
 	// namespace. Default requests 100m/128Mi, limits 4/2Gi.
 	ContainerDefaults KubernetesResourceSpec `yaml:"containerDefaults"`
@@ -692,6 +701,7 @@ func defaults() *Config {
 				GatewayStateSize: "10Gi",
 				Resources: KubernetesResources{
 					Gateway:           KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "1792Mi", LimitsCPU: "4", LimitsMemory: "3Gi"},
+					Harness:           KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "768Mi", LimitsCPU: "4", LimitsMemory: "6Gi"},
 					ContainerDefaults: KubernetesResourceSpec{RequestsCPU: "100m", RequestsMemory: "128Mi", LimitsCPU: "4", LimitsMemory: "2Gi"},
 					QuotaPods:         10, QuotaCPU: "40", QuotaMemory: "64Gi",
 				},

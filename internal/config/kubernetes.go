@@ -68,6 +68,7 @@ func (v *validator) kubernetes(k KubernetesCompute, selected bool) {
 	}
 	v.quantity(p+"gatewayStateSize", k.GatewayStateSize)
 	v.resourceSpec(p+"resources.gateway.", k.Resources.Gateway)
+	v.resourceSpec(p+"resources.harness.", k.Resources.Harness)
 	v.resourceSpec(p+"resources.containerDefaults.", k.Resources.ContainerDefaults)
 	v.intRange(p+"resources.quotaPods", int64(k.Resources.QuotaPods), 1, 10000)
 	v.quantity(p+"resources.quotaCPU", k.Resources.QuotaCPU)

@@ -49,7 +49,8 @@ func kubernetesOptions(k config.KubernetesCompute, rc *kubernetes.RESTConfig, m 
 	}
 	return kubernetes.Options{Config: rc, GatewayImage: k.Images.Gateway, GatewayPort: k.GatewayPort, EndpointAccess: k.EndpointAccess,
 		StorageClassName: k.GatewayStorageClassName, StateSize: k.GatewayStateSize,
-		GatewayResources: res(k.Resources.Gateway), ContainerDefaults: res(k.Resources.ContainerDefaults),
+		GatewayResources: res(k.Resources.Gateway), HarnessResources: res(k.Resources.Harness), ContainerDefaults: res(k.Resources.ContainerDefaults),
+		DedicatedCodex: k.Images.DedicatedCodex,
 		QuotaPods: k.Resources.QuotaPods, QuotaCPU: k.Resources.QuotaCPU, QuotaMemory: k.Resources.QuotaMemory,
 		GatewayClients: clients, Logger: m.Logger.With("component", "compute")}
 }

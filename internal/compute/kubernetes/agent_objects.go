@@ -75,12 +75,15 @@ func configMapObject(rev compute.RevisionRef, rendered []byte) *corev1ac.ConfigM
 		WithData(map[string]string{gateway.ConfigFileName: string(rendered)})
 }
 
-// envSecretObject holds a revision's secret environment.
-func envSecretObject(rev compute.RevisionRef, env map[string]string) *corev1ac.SecretApplyConfiguration {
+// envSecretObject holds a revision's secret environment, and a dedicated
+// revision's harness credential and app-server token (harnessSecretData).
+func envSecretObject(rev compute.RevisionRef, env, harness map[string]string) *corev1ac.SecretApplyConfiguration {
 	l, an := withIDs(revisionLabels(rev, RoleEnv))
 	data := map[string][]byte{}
-	for k, v := range env {
-		data[k] = []byte(v)
+	for _, m := range []map[string]string{env, harness} {
+		for k, v := range m {
+			data[k] = []byte(v)
+		}
 	}
 	return corev1ac.Secret(EnvSecretName(rev), NamespaceName(rev.NamespaceID)).
 		WithLabels(l).WithAnnotations(an).WithType(corev1.SecretTypeOpaque).WithData(data)
@@ -111,8 +114,10 @@ func readyProbeScript(port int) string {
 // deploymentObject is the Agent's gateway Deployment running the revision:
 // one replica (none when stopped), Recreate, restricted security context,
 // the configuration from the revision's ConfigMap and every secret from a
-// Secret through secretKeyRef.
-func (d *Driver) deploymentObject(spec compute.RevisionSpec, replicas int32) *appsv1ac.DeploymentApplyConfiguration {
+// Secret through secretKeyRef. A dedicated revision (plan set) adds the
+// codex plugin's install and the Codex harness as init containers
+// (harness.go) and gives the gateway the app-server's token.
+func (d *Driver) deploymentObject(spec compute.RevisionSpec, plan *HarnessPlan, replicas int32) *appsv1ac.DeploymentApplyConfiguration {
 	rev := spec.RevisionRef
 	l, an := withIDs(agentLabels(rev.AgentRef, RoleGateway))
 	an[AnnotationRevisionID] = rev.RevisionID
@@ -124,35 +129,39 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, replicas int32) *ap
 		k, v, _ := strings.Cut(kv, "=")
 		env = append(env, corev1ac.EnvVar().WithName(k).WithValue(v))
 	}
-	secretRef := func(name, secret, key string) *corev1ac.EnvVarApplyConfiguration {
-		return corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
-			WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key)))
-	}
 	env = append(env, secretRef("OPENCLAW_GATEWAY_TOKEN", TransportSecretName(rev.AgentID), TokenKey))
 	for _, k := range compute.SecretEnvNames(spec.Env) {
 		env = append(env, secretRef(k, EnvSecretName(rev), k))
 	}
-	g := d.q.gateway
+	if plan != nil {
+		env = append(env, secretRef(gateway.CodexTokenEnv, EnvSecretName(rev), appServerTokenKey))
+	}
 	container := corev1ac.Container().WithName(ContainerName).WithImage(d.o.GatewayImage).
 		WithImagePullPolicy(corev1.PullIfNotPresent).
 		WithArgs(gateway.LaunchArgs(d.o.GatewayPort)...).
 		WithEnv(env...).
 		WithPorts(corev1ac.ContainerPort().WithName("gateway").WithContainerPort(int32(d.o.GatewayPort)).WithProtocol(corev1.ProtocolTCP)).
-		WithResources(corev1ac.ResourceRequirements().
-			WithRequests(corev1.ResourceList{corev1.ResourceCPU: g.reqCPU, corev1.ResourceMemory: g.reqMem}).
-			WithLimits(corev1.ResourceList{corev1.ResourceCPU: g.limCPU, corev1.ResourceMemory: g.limMem})).
+		WithResources(d.resources(d.q.gateway)).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName("config").WithMountPath(ConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName("state").WithMountPath(DataDir),
 			corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp")).
 		WithReadinessProbe(corev1ac.Probe().WithPeriodSeconds(5).WithTimeoutSeconds(3).
 			WithExec(corev1ac.ExecAction().WithCommand("node", "-e", readyProbeScript(d.o.GatewayPort)))).
-		WithSecurityContext(corev1ac.SecurityContext().
-			WithRunAsNonRoot(true).WithRunAsUser(GatewayUID).WithRunAsGroup(GatewayUID).
-			WithAllowPrivilegeEscalation(false).WithPrivileged(false).WithReadOnlyRootFilesystem(true).
-			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")).
-			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault)))
-	pod := corev1ac.PodSpec().
+		WithSecurityContext(restricted())
+	volumes := []*corev1ac.VolumeApplyConfiguration{
+		corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(ConfigMapName(rev))),
+		corev1ac.Volume().WithName("state").WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(StateClaimName(rev.AgentID))),
+		corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+	}
+	pod := corev1ac.PodSpec()
+	if plan != nil {
+		pod = pod.WithInitContainers(d.pluginContainer(), d.harnessContainer(spec, *plan))
+		volumes = append(volumes,
+			corev1ac.Volume().WithName("codex").WithEmptyDir(corev1ac.EmptyDirVolumeSource()),
+			corev1ac.Volume().WithName("harness-tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+	}
+	pod = pod.
 		WithServiceAccountName(GatewayName(rev.AgentID)).
 		WithAutomountServiceAccountToken(false).
 		WithEnableServiceLinks(false).
@@ -161,10 +170,7 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, replicas int32) *ap
 			WithRunAsNonRoot(true).WithRunAsUser(GatewayUID).WithRunAsGroup(GatewayUID).WithFSGroup(GatewayUID).
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
 		WithContainers(container).
-		WithVolumes(
-			corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(ConfigMapName(rev))),
-			corev1ac.Volume().WithName("state").WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(StateClaimName(rev.AgentID))),
-			corev1ac.Volume().WithName("tmp").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
+		WithVolumes(volumes...)
 	return appsv1ac.Deployment(GatewayName(rev.AgentID), NamespaceName(rev.NamespaceID)).
 		WithLabels(l).WithAnnotations(an).
 		WithSpec(appsv1ac.DeploymentSpec().
@@ -172,4 +178,28 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, replicas int32) *ap
 			WithStrategy(appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)).
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(gatewaySelector(rev.AgentRef))).
 			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(pl).WithAnnotations(pan).WithSpec(pod)))
+}
+
+// secretRef is an environment variable from a Secret's key.
+func secretRef(name, secret, key string) *corev1ac.EnvVarApplyConfiguration {
+	return corev1ac.EnvVar().WithName(name).WithValueFrom(corev1ac.EnvVarSource().
+		WithSecretKeyRef(corev1ac.SecretKeySelector().WithName(secret).WithKey(key)))
+}
+
+// restricted is every container's security context: Pod Security
+// "restricted" (non-root as the image's user, no privilege escalation, no
+// capability, read-only root file system, RuntimeDefault seccomp).
+func restricted() *corev1ac.SecurityContextApplyConfiguration {
+	return corev1ac.SecurityContext().
+		WithRunAsNonRoot(true).WithRunAsUser(GatewayUID).WithRunAsGroup(GatewayUID).
+		WithAllowPrivilegeEscalation(false).WithPrivileged(false).WithReadOnlyRootFilesystem(true).
+		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")).
+		WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
+}
+
+// resources are a container's requests and limits.
+func (d *Driver) resources(r parsedResources) *corev1ac.ResourceRequirementsApplyConfiguration {
+	return corev1ac.ResourceRequirements().
+		WithRequests(corev1.ResourceList{corev1.ResourceCPU: r.reqCPU, corev1.ResourceMemory: r.reqMem}).
+		WithLimits(corev1.ResourceList{corev1.ResourceCPU: r.limCPU, corev1.ResourceMemory: r.limMem})
 }

@@ -43,17 +43,28 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if d.o.EndpointAccess == EndpointService {
 		bind = gateway.BindLAN
 	}
-	rendered, err := gateway.RenderConfig(gateway.RenderInput{Document: spec.Document, Port: d.o.GatewayPort, Bind: bind,
-		WorkspaceDir: WorkspaceDir, LogFile: LogFile})
-	if err != nil {
-		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, err)
-	}
+	in := gateway.RenderInput{Document: spec.Document, Port: d.o.GatewayPort, Bind: bind, WorkspaceDir: WorkspaceDir, LogFile: LogFile}
 	a, rev, ns := spec.AgentRef, spec.RevisionRef, NamespaceName(spec.NamespaceID)
-	core := d.cs.CoreV1()
 	token, err := d.transportToken(ctx, a, true)
 	if err != nil {
 		return compute.Readiness{}, err
 	}
+	var plan *HarnessPlan
+	var harness map[string]string
+	if dedicated(spec) {
+		login, secret, held := compute.CodexLogin(spec.HarnessEnv)
+		if held != nil {
+			return *held, nil
+		}
+		p := d.harnessPlan(spec, login)
+		plan, harness = &p, harnessSecretData(secret, appServerToken(token, rev.RevisionID))
+		codexRender(&in)
+	}
+	rendered, err := gateway.RenderConfig(in)
+	if err != nil {
+		return compute.Readiness{}, compute.Permanent(occ.DeployInvalidConfiguration, err)
+	}
+	core := d.cs.CoreV1()
 	steps := []func() error{
 		func() error {
 			_, err := applyOwned(ctx, &d.marks, core.ServiceAccounts(ns), "serviceaccount", ns, GatewayName(a.AgentID), agentLabels(a, RoleGateway), serviceAccountObject(a), false)
@@ -68,7 +79,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 			return err
 		},
 		func() error {
-			_, err := applyOwned(ctx, &d.marks, core.Secrets(ns), "secret", ns, EnvSecretName(rev), revisionLabels(rev, RoleEnv), envSecretObject(rev, spec.Env), false)
+			_, err := applyOwned(ctx, &d.marks, core.Secrets(ns), "secret", ns, EnvSecretName(rev), revisionLabels(rev, RoleEnv), envSecretObject(rev, spec.Env, harness), false)
 			return err
 		},
 		func() error {
@@ -81,7 +92,7 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 			return compute.Readiness{}, err
 		}
 	}
-	dep, changed, err := d.applyDeployment(ctx, spec)
+	dep, changed, err := d.applyDeployment(ctx, spec, plan)
 	if err != nil {
 		return compute.Readiness{}, err
 	}
@@ -130,14 +141,14 @@ func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) error {
 // keeping the active mark only when it is this revision's; changed says
 // whether its spec changed (a Pod is to be made). It returns the
 // Deployment as the API server has it.
-func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec) (dep *appsv1.Deployment, changed bool, err error) {
+func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec, plan *HarnessPlan) (dep *appsv1.Deployment, changed bool, err error) {
 	ns, name := NamespaceName(spec.NamespaceID), GatewayName(spec.AgentID)
 	deps := d.cs.AppsV1().Deployments(ns)
 	cur, found, err := getOwned(ctx, "deployment", ns, name, agentLabels(spec.AgentRef, RoleGateway), deps.Get)
 	if err != nil {
 		return nil, false, err
 	}
-	ac := d.deploymentObject(spec, 1)
+	ac := d.deploymentObject(spec, plan, 1)
 	if found && cur.Annotations[AnnotationActiveRevision] == spec.RevisionID {
 		ac.WithAnnotations(map[string]string{AnnotationActiveRevision: spec.RevisionID})
 	}

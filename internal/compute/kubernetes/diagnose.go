@@ -53,9 +53,18 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	ctx, cancel := context.WithTimeout(ctx, diagnoseTimeout)
 	defer cancel()
 	out := compute.Diagnosis{RevisionID: rev.RevisionID}
-	slack, err := d.wantsSlack(ctx, rev)
+	doc, err := d.revisionDocument(ctx, rev)
 	if err != nil {
 		return compute.Diagnosis{}, err
+	}
+	slack := compute.WantsSlack(doc)
+	pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
+	if err != nil {
+		return compute.Diagnosis{}, err
+	}
+	pod := live(pods)
+	if rendersCodex(doc) {
+		out.Checks = append(out.Checks, diagnoseHarness(pod)...)
 	}
 	unknown := func(names ...string) (compute.Diagnosis, error) {
 		for _, n := range names {
@@ -66,11 +75,6 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 		}
 		return out, nil
 	}
-	pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
-	if err != nil {
-		return compute.Diagnosis{}, err
-	}
-	pod := live(pods)
 	if pod == nil {
 		return unknown(CheckPod, CheckHealthz, CheckStartupz, CheckReadyz)
 	}
@@ -99,17 +103,17 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	return out, nil
 }
 
-// wantsSlack reports whether the revision's configuration (its ConfigMap)
-// has channels.slack; false when occ has no ConfigMap of it.
-func (d *Driver) wantsSlack(ctx context.Context, rev compute.RevisionRef) (bool, error) {
+// revisionDocument is the revision's rendered configuration (its
+// ConfigMap); nil when occ has no ConfigMap of it or cannot read it.
+func (d *Driver) revisionDocument(ctx context.Context, rev compute.RevisionRef) (map[string]any, error) {
 	ns := NamespaceName(rev.NamespaceID)
 	cm, found, err := getOwned(ctx, "configmap", ns, ConfigMapName(rev), revisionLabels(rev, RoleConfig), d.cs.CoreV1().ConfigMaps(ns).Get)
 	if err != nil || !found {
-		return false, err
+		return nil, err
 	}
 	var doc map[string]any
 	if json.Unmarshal([]byte(cm.Data[gateway.ConfigFileName]), &doc) != nil {
-		return false, nil
+		return nil, nil
 	}
-	return compute.WantsSlack(doc), nil
+	return doc, nil
 }

@@ -100,6 +100,11 @@ type Options struct {
 	// LimitRange defaults of each tenant namespace.
 	GatewayResources  Resources
 	ContainerDefaults Resources
+	// DedicatedCodex: the gateway image carries Codex (occ runtime image
+	// build), so dedicated revisions run, their harness with
+	// HarnessResources.
+	DedicatedCodex   bool
+	HarnessResources Resources
 	// QuotaPods, QuotaCPU and QuotaMemory are each tenant namespace's
 	// ResourceQuota (pods, limits.cpu, limits.memory).
 	QuotaPods   int
@@ -206,23 +211,31 @@ func New(o Options) (*Driver, error) {
 func (d *Driver) Name() string { return "kubernetes" }
 
 // Capabilities implements compute.Driver: embedded OpenClaw with an API key
-// delivered as secretKeyRef environment, and gateway state on a volume that
-// survives stops and revisions. Dedicated Codex, the runtime harness method
-// (the seed: Kubernetes rejects it), plugins, initial workspace files and the
-// native admin UI are not run here yet and are refused at admission.
+// delivered as secretKeyRef environment, gateway state on a volume that
+// survives stops and revisions, and, when the image carries Codex
+// (Options.DedicatedCodex), dedicated Codex with every harness method but
+// runtime. The runtime harness method (the seed: Kubernetes rejects it),
+// plugins, initial workspace files and the native admin UI are not run
+// here and are refused at admission.
 func (d *Driver) Capabilities() compute.Capabilities {
-	return compute.Capabilities{
+	c := compute.Capabilities{
 		ExecutionModes:     []string{occ.ExecutionEmbedded},
 		HarnessAuthMethods: []string{occ.HarnessAPIKey},
 		PersistentState:    true,
 		SecretEnvironment:  true,
 	}
+	if d.o.DedicatedCodex {
+		c.ExecutionModes = append(c.ExecutionModes, occ.ExecutionDedicated)
+		c.HarnessAuthMethods = append(c.HarnessAuthMethods, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource)
+	}
+	return c
 }
 
 // quantities are the parsed resource options.
 type quantities struct {
 	stateSize             resource.Quantity
-	gateway, defaults     parsedResources
+	gateway, harness      parsedResources
+	defaults              parsedResources
 	quotaCPU, quotaMemory resource.Quantity
 }
 
@@ -244,6 +257,9 @@ func parseQuantities(o Options) (quantities, error) {
 	}
 	q.stateSize = parse("gatewayStateSize", o.StateSize)
 	q.gateway = res("resources.gateway", o.GatewayResources)
+	if o.DedicatedCodex {
+		q.harness = res("resources.harness", o.HarnessResources)
+	}
 	q.defaults = res("resources.containerDefaults", o.ContainerDefaults)
 	q.quotaCPU = parse("resources.quotaCPU", o.QuotaCPU)
 	q.quotaMemory = parse("resources.quotaMemory", o.QuotaMemory)

@@ -149,7 +149,7 @@ func TestDeploymentObject(t *testing.T) {
 	rev := testRevision()
 	spec := compute.RevisionSpec{RevisionRef: rev, ExecutionMode: occ.ExecutionEmbedded,
 		Env: map[string]string{"OPENAI_API_KEY": "sk-canary-value-1", "OPENCLAW_GATEWAY_TOKEN": "sk-canary-value-2", "bad name": "x"}}
-	dep := roundTrip[appsv1.Deployment](t, d.deploymentObject(spec, 1))
+	dep := roundTrip[appsv1.Deployment](t, d.deploymentObject(spec, nil, 1))
 	if *dep.Spec.Replicas != 1 || dep.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("replicas %d strategy %s", *dep.Spec.Replicas, dep.Spec.Strategy.Type)
 	}
@@ -213,7 +213,7 @@ func TestSecretsStayOutOfConfigMaps(t *testing.T) {
 	if cm.Immutable == nil || !*cm.Immutable || cm.Data["openclaw.json"] != `{"gateway":{}}` || !owns(cm.Labels, revisionLabels(rev, RoleConfig)) {
 		t.Errorf("configmap %+v", cm)
 	}
-	s := roundTrip[corev1.Secret](t, envSecretObject(rev, map[string]string{"OPENAI_API_KEY": "sk-1"}))
+	s := roundTrip[corev1.Secret](t, envSecretObject(rev, map[string]string{"OPENAI_API_KEY": "sk-1"}, nil))
 	if string(s.Data["OPENAI_API_KEY"]) != "sk-1" || !owns(s.Labels, revisionLabels(rev, RoleEnv)) || strings.Contains(strings.Join(mapValues(s.Annotations), ""), "sk-1") {
 		t.Errorf("env secret %+v", s)
 	}

@@ -53,6 +53,11 @@ func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, dep *
 		}
 		return starting, nil
 	}
+	if dedicated(spec) {
+		if r, held := harnessVerdict(pod); held {
+			return r, nil
+		}
+	}
 	switch state := podState(pod); state {
 	case podUnschedulable:
 		return unschedulable, nil
@@ -80,7 +85,9 @@ func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep comput
 	d.mu.Lock()
 	verified := recorded || d.verified[spec.AgentRef] == podUID
 	d.mu.Unlock()
-	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified, Report: spec.Report,
+	// A dedicated gateway holds no model credential: its harness probed
+	// the model before it served.
+	r, err := compute.ProbeEndpoint(ctx, compute.Probe{Endpoint: ep, Document: spec.Document, ProbeModel: !verified && !dedicated(spec), Report: spec.Report,
 		ModelProbeTimeout: d.o.ModelProbeTimeout, ProbeTimeout: probeTimeout, HealthTimeout: healthTimeout})
 	if err != nil || !r.Ready {
 		return r, err
