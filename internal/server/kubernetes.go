@@ -51,6 +51,6 @@ func kubernetesOptions(k config.KubernetesCompute, rc *kubernetes.RESTConfig, m 
 		StorageClassName: k.GatewayStorageClassName, StateSize: k.GatewayStateSize,
 		GatewayResources: res(k.Resources.Gateway), HarnessResources: res(k.Resources.Harness), ContainerDefaults: res(k.Resources.ContainerDefaults),
 		DedicatedCodex: k.Images.DedicatedCodex,
-		QuotaPods: k.Resources.QuotaPods, QuotaCPU: k.Resources.QuotaCPU, QuotaMemory: k.Resources.QuotaMemory,
+		QuotaPods:      k.Resources.QuotaPods, QuotaCPU: k.Resources.QuotaCPU, QuotaMemory: k.Resources.QuotaMemory,
 		GatewayClients: clients, Logger: m.Logger.With("component", "compute")}
 }

@@ -235,7 +235,7 @@ func (d *Driver) harnessContainer(spec compute.RevisionSpec, plan HarnessPlan) *
 			corev1ac.VolumeMount().WithName("codex").WithMountPath(CodexDir),
 			corev1ac.VolumeMount().WithName("harness-tmp").WithMountPath("/tmp")).
 		WithStartupProbe(corev1ac.Probe().WithPeriodSeconds(period).WithTimeoutSeconds(3).
-			WithFailureThreshold(int32(budget/time.Second/period)+1).
+			WithFailureThreshold(int32(budget/time.Second/period) + 1).
 			WithExec(corev1ac.ExecAction().WithCommand("node", "-e", readyProbeScript(AppServerPort)))).
 		WithReadinessProbe(corev1ac.Probe().WithPeriodSeconds(5).WithTimeoutSeconds(3).
 			WithExec(corev1ac.ExecAction().WithCommand("node", "-e", readyProbeScript(AppServerPort)))).

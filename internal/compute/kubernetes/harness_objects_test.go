@@ -18,7 +18,7 @@ func dedicatedTestSpec() compute.RevisionSpec {
 	return compute.RevisionSpec{RevisionRef: testRevision(), ExecutionMode: occ.ExecutionDedicated,
 		Env:        map[string]string{"SLACK_BOT_TOKEN": "xoxb-canary-slack"},
 		HarnessEnv: map[string]string{compute.HarnessAPIKeyEnv: "sk-canary-model-key", compute.HarnessBaseURLEnv: "http://provider.example/v1"},
-		Document: map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}}}}
+		Document:   map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}}}}
 }
 
 func TestDedicatedCodexCapabilities(t *testing.T) {
@@ -38,7 +38,12 @@ func TestDedicatedCodexCapabilities(t *testing.T) {
 	if r := d.Capabilities().Refusal("kubernetes", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: occ.HarnessRuntime}); r == nil || r.Code != occ.DeployHarnessAuthUnsupported {
 		t.Errorf("runtime method: refusal %+v, want %s", r, occ.DeployHarnessAuthUnsupported)
 	}
-	if _, err := New(func() Options { o := testOptions(); o.DedicatedCodex = true; o.HarnessResources.LimitsMemory = "lots"; return o }()); err == nil ||
+	if _, err := New(func() Options {
+		o := testOptions()
+		o.DedicatedCodex = true
+		o.HarnessResources.LimitsMemory = "lots"
+		return o
+	}()); err == nil ||
 		!strings.Contains(err.Error(), "resources.harness") {
 		t.Errorf("a bad harness quantity: %v", err)
 	}
