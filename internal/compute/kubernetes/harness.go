@@ -115,7 +115,7 @@ const (
 // reads it (harnessVerdict).
 const HarnessScript = `'use strict';
 const fs = require('fs'), crypto = require('crypto'), { spawn } = require('child_process');
-const plan = JSON.parse(process.argv[1]);
+const plan = JSON.parse(process.argv[1]), overrides = plan.overrides || [];
 const secret = process.env.` + harnessCredentialEnv + ` || '', token = process.env.` + harnessTokenEnv + ` || '';
 delete process.env.` + harnessCredentialEnv + `; delete process.env.` + harnessTokenEnv + `;
 fs.mkdirSync(process.env.CODEX_HOME, { recursive: true, mode: 0o700 });
@@ -125,7 +125,7 @@ const stop = (stage, r) => {
   process.exit(1);
 };
 const run = (args, input, ms) => new Promise((resolve) => {
-  const child = spawn(plan.codex, [...plan.overrides, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(plan.codex, [...overrides, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '', timedOut = false;
   const keep = (b) => { out = (out + b).slice(-65536); };
   child.stdout.on('data', keep); child.stderr.on('data', keep);
@@ -141,7 +141,7 @@ const run = (args, input, ms) => new Promise((resolve) => {
   const probe = await run(plan.probe, '', plan.probeMillis);
   if (probe.code !== 0) stop('` + StageProbe + `', probe);
   const sum = crypto.createHash('sha256').update(token).digest('hex');
-  const child = spawn(plan.codex, [...plan.overrides, 'app-server', '--listen', plan.listen,
+  const child = spawn(plan.codex, [...overrides, 'app-server', '--listen', plan.listen,
     '--ws-auth', 'capability-token', '--ws-token-sha256', sum], { stdio: 'inherit' });
   child.on('error', (e) => { console.error('occ harness: ' + e.message); process.exit(127); });
   child.on('exit', (code) => process.exit(code === null ? 128 : code));
