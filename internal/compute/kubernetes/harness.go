@@ -262,7 +262,7 @@ func harnessVerdict(p *corev1.Pod) (r compute.Readiness, stopped bool) {
 			return stopVerdict(stop), true
 		}
 		crashing := cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
-		if crashing || cs.State.Terminated != nil {
+		if crashing || cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
 			return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: compute.HarnessComponent,
 				Check: compute.HarnessCheckProcess, CheckedAt: time.Now().UTC(), Code: occ.DeployRuntimeStartup}}, true
 		}

@@ -322,3 +322,88 @@ func testReadoptionSkipsTheModelProbe(t *testing.T, c *kubetest.Cluster) {
 		t.Fatalf("model probes of the new revision's Pod = %d; want 1", n)
 	}
 }
+
+// TestKwokDedicatedCodex: a dedicated revision on the node lane: the
+// stand-in kubelet runs the Pod's codex plugin install and its harness
+// (the harness container's own script with the fake Codex CLI) before the
+// gateway, which connects to the app-server with the revision's token.
+// The model credential is in the harness's environment only: not the
+// gateway's, not its rendered document, not any object but the Secret.
+// Stop and delete leave nothing running.
+func TestKwokDedicatedCodex(t *testing.T) {
+	c := kubetest.Start(t, kubetest.WithNodes(1))
+	k := c.StartKubelet(t, gatewaytest.BuildBinary(t))
+	k.RunHarnesses(gatewaytest.BuildCodexBinary(t))
+	cs := clientset(t, c.Config())
+	d := open(t, c.Config(), func(o *kubernetes.Options) {
+		o.PodStartWait, o.DedicatedCodex = kubernetes.DefaultPodStartWait, true
+		o.HarnessResources = kubernetes.Resources{RequestsCPU: "50m", RequestsMemory: "64Mi", LimitsCPU: "1", LimitsMemory: "512Mi"}
+	})
+	ctx := context.Background()
+	rev := newRevision()
+	ensure(t, d, rev.NamespaceID)
+	spec := specOf(rev, 1)
+	spec.ExecutionMode = occ.ExecutionDedicated
+	spec.Document = computetest.FakeDedicatedDocument()
+	spec.HarnessEnv = map[string]string{compute.HarnessAPIKeyEnv: "sk-dedicated-canary"}
+	if r := awaitReadiness(t, d, spec, isReady); !r.Ready {
+		t.Fatalf("readiness: %+v", r)
+	}
+	henv, ok := k.HarnessEnv(rev.AgentID)
+	if !ok || henv["OCC_HARNESS_CREDENTIAL"] != "sk-dedicated-canary" {
+		t.Fatalf("the harness's environment: %v (running %v)", henv, ok)
+	}
+	ps := k.Processes(rev.AgentID)
+	if len(ps) != 1 {
+		t.Fatalf("%d gateways", len(ps))
+	}
+	for name, v := range ps[0].Env {
+		if strings.Contains(v, "canary") {
+			t.Errorf("the gateway's environment holds the model credential in %s", name)
+		}
+	}
+	if ps[0].Env["CODEX_APP_SERVER_TOKEN"] == "" {
+		t.Error("the gateway has no app-server token")
+	}
+	observer{cs: cs, k: k}.ScanState(t, func(where string, content []byte) {
+		if strings.Contains(string(content), "canary") {
+			t.Errorf("%s holds the model credential", where)
+		}
+	})
+	dg, err := d.Diagnose(ctx, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness := 0
+	for _, c := range dg.Checks {
+		if c.Component == compute.HarnessComponent {
+			harness++
+		}
+		if c.Component == "gateway" && c.Code != "OK" {
+			t.Errorf("gateway check %+v", c)
+		}
+	}
+	if harness != 3 {
+		t.Errorf("diagnosis %+v: want the three harness checks", dg.Checks)
+	}
+	if err := d.StopAgent(ctx, rev.AgentRef); err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in kubelet stops a deleted Pod's processes at its next
+	// look (every 100 ms).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, running := k.HarnessEnv(rev.AgentID)
+		if !running && len(k.Processes(rev.AgentID)) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a stopped dedicated Agent still runs its harness or gateway 30 s after its Pod ended")
+		}
+	}
+	if err := d.DeleteAgent(ctx, rev.AgentRef); err != nil {
+		t.Fatal(err)
+	}
+	if (observer{cs: cs, k: k}).AgentExists(t, rev.AgentRef) {
+		t.Error("objects of the deleted Agent remain")
+	}
+}

@@ -35,6 +35,9 @@ type Kubelet struct {
 	c    *Cluster
 	cs   *k8s.Clientset
 	bin  string
+	// codex is the fake Codex CLI dedicated revisions' harnesses run
+	// (RunHarnesses); "" refuses them.
+	codex string
 	root string
 
 	mu   sync.Mutex
@@ -50,6 +53,8 @@ type fakePod struct {
 	env      map[string]string
 	cmd      *exec.Cmd
 	exited   chan struct{}
+	// harness is a dedicated revision's Codex harness, nil otherwise.
+	harness *fakeHarness
 }
 
 // StartKubelet starts the stand-in kubelet of a cluster started WithNodes,
@@ -189,8 +194,17 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 	if stateDir == "" || configDir == "" {
 		return nil, errors.New("pod without state or config volume")
 	}
-	// The Pod's paths, as this host has them.
-	local := strings.NewReplacer(kubernetes.DataDir, stateDir, kubernetes.ConfigDir, configDir)
+	// The Pod's paths (and, for a dedicated revision, its harness's
+	// loopback address), as this host has them.
+	pairs := []string{kubernetes.DataDir, stateDir, kubernetes.ConfigDir, configDir}
+	harness, err := k.runInit(ctx, p, podDir, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	if harness != nil {
+		pairs = append(pairs, kubernetes.AppServerURL, harness.url)
+	}
+	local := strings.NewReplacer(pairs...)
 	cfgPath := filepath.Join(configDir, "openclaw.json")
 	b, err := os.ReadFile(cfgPath)
 	if err != nil {
@@ -205,21 +219,14 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 		}
 	}
 	c := p.Spec.Containers[0]
-	env := map[string]string{}
-	for _, e := range c.Env {
-		switch {
-		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
-			s, err := k.cs.CoreV1().Secrets(p.Namespace).Get(ctx, e.ValueFrom.SecretKeyRef.Name, metav1.GetOptions{})
-			if err != nil {
-				return nil, err
-			}
-			env[e.Name] = string(s.Data[e.ValueFrom.SecretKeyRef.Key])
-		default:
-			env[e.Name] = e.Value
-		}
+	env, err := k.env(ctx, p.Namespace, c.Env)
+	if err != nil {
+		harness.kill()
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
+		harness.kill()
 		return nil, err
 	}
 	cmd := exec.Command(k.bin, "gateway", "run", "--port", strconv.Itoa(port))
@@ -239,9 +246,10 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		log.Close()
+		harness.kill()
 		return nil, err
 	}
-	fp := &fakePod{ns: p.Namespace, name: p.Name, agent: p.Labels[kubernetes.LabelAgent], env: env, cmd: cmd, exited: make(chan struct{})}
+	fp := &fakePod{ns: p.Namespace, name: p.Name, agent: p.Labels[kubernetes.LabelAgent], env: env, cmd: cmd, exited: make(chan struct{}), harness: harness}
 	go func() { _ = cmd.Wait(); log.Close(); close(fp.exited) }()
 	if err := k.c.ServePodLogs(k.t, p.Namespace, p.Name, c.Name, logFile); err != nil {
 		fp.kill()
@@ -264,6 +272,26 @@ func (p *fakePod) kill() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.exited
 	}
+	p.harness.kill()
+}
+
+// env is a container's environment, secretKeyRef values read from their
+// Secrets as a kubelet does.
+func (k *Kubelet) env(ctx context.Context, ns string, vars []corev1.EnvVar) (map[string]string, error) {
+	env := map[string]string{}
+	for _, e := range vars {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			s, err := k.cs.CoreV1().Secrets(ns).Get(ctx, e.ValueFrom.SecretKeyRef.Name, metav1.GetOptions{})
+			if err != nil {
+				return nil, err
+			}
+			env[e.Name] = string(s.Data[e.ValueFrom.SecretKeyRef.Key])
+		default:
+			env[e.Name] = e.Value
+		}
+	}
+	return env, nil
 }
 
 // Process is a fake gateway the stand-in kubelet runs for a Pod.
