@@ -31,14 +31,14 @@ import (
 // that process (ForwardPodPort), and stops the process when the Pod is
 // deleted. The fake gateway binary is gatewaytest.BuildBinary's.
 type Kubelet struct {
-	t    testing.TB
-	c    *Cluster
-	cs   *k8s.Clientset
-	bin  string
+	t   testing.TB
+	c   *Cluster
+	cs  *k8s.Clientset
+	bin string
 	// codex is the fake Codex CLI dedicated revisions' harnesses run
 	// (RunHarnesses); "" refuses them.
 	codex string
-	root string
+	root  string
 
 	mu   sync.Mutex
 	pods map[types.UID]*fakePod
