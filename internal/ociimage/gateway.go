@@ -28,7 +28,7 @@ const (
 	// plugin), CodexOnPath links to its native Codex CLI: the Docker
 	// driver's harness container runs `codex` (docs/DOCKER.md).
 	CodexRoot   = "/opt/openclaw-codex"
-	CodexOnPath = "/usr/local/bin/codex"
+	CodexOnPath = kubernetes.CodexProgram
 	// CodexNative is the native Codex CLI in the install (the npm
 	// package's platform binary, statically linked against musl, so it
 	// needs no library of this machine).
@@ -87,6 +87,10 @@ func Gateway(ctx context.Context, rt agentruntime.Runtime, codex *agentruntime.C
 	if err != nil || strings.HasPrefix(entryRel, "..") {
 		return Spec{}, nil, fmt.Errorf("openclaw %s is outside the runtime %s", rt.Entry(), rt.Dir)
 	}
+	// The Kubernetes driver's plugin install runs the CLI by this path.
+	if entry := path.Join(RuntimeRoot, filepath.ToSlash(entryRel)); entry != kubernetes.OpenClawCLI {
+		return Spec{}, nil, fmt.Errorf("the OpenClaw CLI would be %s in the image, not %s where the Kubernetes driver runs it", entry, kubernetes.OpenClawCLI)
+	}
 	var binaries []string
 	for _, e := range tree {
 		if e.Source != "" && (e.Mode&0o100 != 0 || strings.HasSuffix(e.Path, ".node") || strings.Contains(path.Base(e.Path), ".so")) {
@@ -133,6 +137,9 @@ func Gateway(ctx context.Context, rt agentruntime.Runtime, codex *agentruntime.C
 		cache, err := filepath.Rel(codex.Dir, codex.NPMCache)
 		if err != nil || strings.HasPrefix(cache, "..") {
 			return Spec{}, nil, fmt.Errorf("the npm cache %s is outside the Codex install %s", codex.NPMCache, codex.Dir)
+		}
+		if p := path.Join(CodexRoot, filepath.ToSlash(cache)); p != kubernetes.CodexNPMCache {
+			return Spec{}, nil, fmt.Errorf("the npm cache would be %s in the image, not %s where the Kubernetes driver reads it", p, kubernetes.CodexNPMCache)
 		}
 		npm := fmt.Sprintf("#!%s\nrequire(%q)\n", NodeOnPath, path.Join(CodexRoot, filepath.ToSlash(cli)))
 		layers[0] = append(layers[0], Symlink(CodexOnPath, path.Join(CodexRoot, CodexNative)), File(NPMOnPath, 0o755, []byte(npm)))
