@@ -133,15 +133,8 @@ func (k *Kubelet) startHarness(ctx context.Context, p *corev1.Pod, c corev1.Cont
 }
 
 func (h *fakeHarness) kill() {
-	if h == nil {
-		return
-	}
-	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-h.exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
-		<-h.exited
+	if h != nil {
+		stopGroup(h.cmd, h.exited)
 	}
 }
 

@@ -265,14 +265,20 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 }
 
 func (p *fakePod) kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.exited
-	}
+	stopGroup(p.cmd, p.exited)
 	p.harness.kill()
+}
+
+// stopGroup ends a started process's group: SIGTERM, then SIGKILL after
+// 10 s; exited closes when the process has been waited for.
+func stopGroup(cmd *exec.Cmd, exited <-chan struct{}) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
 }
 
 // env is a container's environment, secretKeyRef values read from their
