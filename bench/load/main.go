@@ -17,6 +17,15 @@
 //	                  unmeasured, and with -wait waits until they are gone, so
 //	                  the next run starts with an idle worker. Deleted names
 //	                  stay reserved, so every run uses fresh names.
+//	agents            the whole Agent workload of a new Namespace: -n Agents
+//	                  created (-seq of them one at a time, the rest by -c
+//	                  clients), -gets GETs, every page of 100, -patches
+//	                  merge patches, every Agent deleted and the worker's
+//	                  removal awaited; each phase's figures, and with -pid
+//	                  (occ's process) its CPU seconds and memory. occ's
+//	                  request rate limits must be raised for it (one key
+//	                  from one address gets 20 requests a second by
+//	                  default): see docs/PERFORMANCE.md.
 //	stall             -n connections (from -sources loopback addresses) that
 //	                  each send a sign-in's headers and the start of its
 //	                  body, then stall; it prints, every -every for at most
@@ -59,6 +68,7 @@ func main() {
 type options struct {
 	url, keyFile, scenario, namespace  string
 	n, c, warmup, sources              int
+	seq, gets, patches, pid            int
 	cleanup, wait                      bool
 	timeout, waitTimeout, watch, every time.Duration
 }
@@ -70,7 +80,11 @@ func run(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.StringVar(&o.url, "url", "http://127.0.0.1:8080", "base URL of occ (loopback only)")
 	fs.StringVar(&o.keyFile, "key-file", "occ-data/bootstrap-admin.key", "file holding a service key (installation admin)")
-	fs.StringVar(&o.scenario, "scenario", "get-namespace", "get-namespace, create-namespace or stall")
+	fs.StringVar(&o.scenario, "scenario", "get-namespace", "get-namespace, create-namespace, agents or stall")
+	fs.IntVar(&o.seq, "seq", 1000, "agents: Agents created one at a time before the concurrent creates")
+	fs.IntVar(&o.gets, "gets", 0, "agents: GETs of random Agents (default -n)")
+	fs.IntVar(&o.patches, "patches", 0, "agents: merge patches (default -n)")
+	fs.IntVar(&o.pid, "pid", 0, "agents: occ's process ID, to report its CPU and memory per phase")
 	fs.IntVar(&o.n, "n", 1000, "measured requests")
 	fs.IntVar(&o.c, "c", 4, "concurrent requests")
 	fs.IntVar(&o.warmup, "warmup", 100, "unmeasured requests first (get-namespace only)")
@@ -113,6 +127,17 @@ func run(args []string, out io.Writer) error {
 	switch o.scenario {
 	case "stall":
 		return stall(o, cl, out)
+	case "agents":
+		if o.gets == 0 {
+			o.gets = o.n
+		}
+		if o.patches == 0 {
+			o.patches = o.n
+		}
+		if o.seq < 0 || o.gets < 0 || o.patches < 0 || o.gets > maxRequests || o.patches > maxRequests {
+			return fmt.Errorf("-seq, -gets and -patches must be between 0 and %d", maxRequests)
+		}
+		return agents(o, cl, out)
 	case "get-namespace":
 		id := o.namespace
 		if id == "" {
@@ -179,7 +204,7 @@ func run(args []string, out io.Writer) error {
 			return nil
 		}
 	default:
-		return fmt.Errorf("unknown -scenario %q (get-namespace, create-namespace or stall)", o.scenario)
+		return fmt.Errorf("unknown -scenario %q (get-namespace, create-namespace, agents or stall)", o.scenario)
 	}
 
 	r := measure(o.n, o.c, op)

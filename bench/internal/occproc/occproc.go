@@ -20,9 +20,13 @@ import (
 
 // Proc is one running `occ serve`.
 type Proc struct {
-	Cmd  *exec.Cmd
+	Cmd  *exec.Cmd // nil for a process Of found
+	Pid  int
 	Base string // http://127.0.0.1:PORT
 }
+
+// Of is an occ already running as process pid, to read its resource use.
+func Of(pid int) *Proc { return &Proc{Pid: pid} }
 
 // Start runs `bin serve --data-dir dataDir --listen 127.0.0.1:PORT args…`
 // on a free port, with env added to this process's environment (but its
@@ -45,7 +49,7 @@ func Start(ctx context.Context, bin, dataDir, logPath string, args []string, env
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &Proc{Cmd: cmd, Base: "http://" + addr}
+	p := &Proc{Cmd: cmd, Pid: cmd.Process.Pid, Base: "http://" + addr}
 	for {
 		if res, err := http.Get(p.Base + "/readyz"); err == nil {
 			res.Body.Close()
@@ -77,7 +81,7 @@ func inherited() []string {
 
 // Status reads one memory field of /proc/PID/status ("VmRSS"), in bytes.
 func (p *Proc) Status(field string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid))
 	if err != nil {
 		return 0, err
 	}
@@ -94,7 +98,7 @@ func (p *Proc) Status(field string) (int64, error) {
 
 // CPUSeconds returns the process's user + system CPU time so far.
 func (p *Proc) CPUSeconds() (float64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Cmd.Process.Pid))
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid))
 	if err != nil {
 		return 0, err
 	}
