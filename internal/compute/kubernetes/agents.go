@@ -45,6 +45,14 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	}
 	in := gateway.RenderInput{Document: spec.Document, Port: d.o.GatewayPort, Bind: bind, WorkspaceDir: WorkspaceDir, LogFile: LogFile}
 	a, rev, ns := spec.AgentRef, spec.RevisionRef, NamespaceName(spec.NamespaceID)
+	var login []string
+	var secret string
+	if dedicated(spec) {
+		var held *compute.Readiness
+		if login, secret, held = compute.CodexLogin(spec.HarnessEnv); held != nil {
+			return *held, nil
+		}
+	}
 	token, err := d.transportToken(ctx, a, true)
 	if err != nil {
 		return compute.Readiness{}, err
@@ -52,10 +60,6 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	var plan *HarnessPlan
 	var harness map[string]string
 	if dedicated(spec) {
-		login, secret, held := compute.CodexLogin(spec.HarnessEnv)
-		if held != nil {
-			return *held, nil
-		}
 		p := d.harnessPlan(spec, login)
 		plan, harness = &p, harnessSecretData(secret, appServerToken(token, rev.RevisionID))
 		codexRender(&in)

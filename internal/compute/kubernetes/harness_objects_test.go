@@ -213,3 +213,57 @@ func TestDedicatedCodexHarnessVerdicts(t *testing.T) {
 		t.Errorf("diagnostics without a Pod: %+v", checks)
 	}
 }
+
+// TestDedicatedCodexLoginByMethod: what the harness's plan and Secret get
+// for each delivery (the worker's HarnessEnv): an access token logs in as
+// one, a Credential Gateway's base URL and a ChatGPT workspace become
+// overrides of every Codex command, and a credential no login can take is
+// held before anything is applied.
+func TestDedicatedCodexLoginByMethod(t *testing.T) {
+	t.Parallel()
+	d := newTestDriver(t, func(o *Options) {
+		o.DedicatedCodex = true
+		o.HarnessResources = Resources{RequestsCPU: "100m", RequestsMemory: "768Mi", LimitsCPU: "4", LimitsMemory: "6Gi"}
+	})
+	cases := []struct {
+		name   string
+		env    map[string]string
+		login  string
+		secret string
+		plan   []string
+		held   string
+	}{
+		{"codex_pat", map[string]string{compute.HarnessAccessTokenEnv: "at-canary"}, "--with-access-token", "at-canary", nil, ""},
+		{"credential_source", map[string]string{compute.HarnessAPIKeyEnv: "cgw-placeholder", compute.HarnessBaseURLEnv: "http://cgw.example/v1"},
+			"--with-api-key", "cgw-placeholder", []string{"openai_base_url=", "cgw.example"}, ""},
+		{"chatgpt_service_account", map[string]string{compute.HarnessAccessTokenEnv: "at-issued", compute.HarnessWorkspaceEnv: "ws-1"},
+			"--with-access-token", "at-issued", []string{"forced_chatgpt_workspace_id=", "ws-1"}, ""},
+		{"not a Codex token", map[string]string{compute.HarnessAccessTokenEnv: "sess-canary"}, "", "", nil, compute.HeldAuthenticationFailed},
+	}
+	for _, c := range cases {
+		spec := dedicatedTestSpec()
+		spec.HarnessEnv = c.env
+		login, secret, held := compute.CodexLogin(spec.HarnessEnv)
+		if c.held != "" {
+			if held == nil || held.RuntimeFailure.Code != c.held {
+				t.Errorf("%s: held %+v, want %s", c.name, held, c.held)
+			}
+			continue
+		}
+		if held != nil || secret != c.secret || login[len(login)-1] != c.login {
+			t.Errorf("%s: login %v secret %q held %+v", c.name, login, secret, held)
+			continue
+		}
+		plan := d.harnessPlan(spec, login)
+		dep := roundTrip[appsv1.Deployment](t, d.deploymentObject(spec, &plan, 1))
+		cmd := dep.Spec.Template.Spec.InitContainers[1].Command[3]
+		for _, want := range append([]string{c.login}, c.plan...) {
+			if !strings.Contains(cmd, want) {
+				t.Errorf("%s: plan %s lacks %q", c.name, cmd, want)
+			}
+		}
+		if strings.Contains(cmd, c.secret) {
+			t.Errorf("%s: the plan holds the credential", c.name)
+		}
+	}
+}
