@@ -345,6 +345,8 @@ func TestKwokDedicatedCodex(t *testing.T) {
 	spec := specOf(rev, 1)
 	spec.ExecutionMode = occ.ExecutionDedicated
 	spec.Document = computetest.FakeDedicatedDocument()
+	// A dedicated revision's credential is the harness's (HarnessEnv), never the gateway's Env.
+	spec.Env = nil
 	spec.HarnessEnv = map[string]string{compute.HarnessAPIKeyEnv: "sk-dedicated-canary"}
 	if r := awaitReadiness(t, d, spec, isReady); !r.Ready {
 		t.Fatalf("readiness: %+v", r)
