@@ -73,10 +73,10 @@ func parsePages() (map[string]*pageTemplate, error) {
 	out := map[string]*pageTemplate{}
 	for _, n := range names {
 		base := strings.TrimSuffix(path.Base(n), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "partials" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", n)
 		if err != nil {
 			return nil, fmt.Errorf("console template %s: %w", n, err)
 		}

@@ -125,8 +125,8 @@ func TestConsoleBrowserJourney(t *testing.T) {
 
 	do(t, ctx, "create an Agent", chromedp.Click(chromedp.CSS(`nav a[href$="/agents"]`)), chromedp.Click(chromedp.CSS(`a[href$="/agents/new"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#a-name")), chromedp.SendKeys(chromedp.CSS("#a-name"), "helpdesk"),
-		chromedp.SetValue(chromedp.CSS("#a-cfg"), cfg), chromedp.SetValue(chromedp.CSS("#a-method"), "api_key"),
-		chromedp.SetValue(chromedp.CSS("#a-secret"), secret), chromedp.Click(chromedp.CSS(`#set-AGENTS\.md`)),
+		chromedp.SetValue(chromedp.CSS("#l-cfg"), cfg), chromedp.SetValue(chromedp.CSS("#l-method"), "api_key"),
+		chromedp.SetValue(chromedp.CSS("#l-secret"), secret), chromedp.Click(chromedp.CSS(`#set-AGENTS\.md`)),
 		chromedp.SetValue(chromedp.CSS(`#file-AGENTS\.md`), "Answer support questions.\n"),
 		submit("/agents"), waitText("Last deployment"))
 	agents := e.call("GET", d.path("/agents"), e.admin, nil).list()
