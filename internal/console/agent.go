@@ -92,6 +92,9 @@ var notices = map[string]string{
 	"saved":    "Saved.",
 	"created":  "Created.",
 	"rotated":  "The Secret's value was replaced.",
+	"removed":  "Removed.",
+	"deleted":  "Deleted.",
+	"issued":   "The credential was issued and stored encrypted; occ never shows it.",
 }
 
 // agentAction runs a stop or delete, then shows the Agent page again.

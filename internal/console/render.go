@@ -61,7 +61,8 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
-	"q": func(s string) string { return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20") },
+	"targetFields": targetFields,
+	"q":            func(s string) string { return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20") },
 }
 
 // parsePages parses every page with the layout.
@@ -94,7 +95,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		v.Notice = notices[r.URL.Query().Get("notice")]
 	}
 	if v.Session != nil {
-		inst := occ.ResourceRef{Kind: occ.KindInstallation, ID: c.app.InstallationID()}
+		inst := c.installation()
 		v.Audit, _ = c.app.Allowed(r.Context(), v.Session.caller, occ.P(occ.KindInstallation, occ.ActionAdminister), inst)
 	}
 	if v.Session != nil && v.Namespaces == nil {

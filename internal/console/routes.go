@@ -53,10 +53,15 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+ns+"/secrets/{sec}/delete", c.signedIn(c.inNamespace(c.deleteSecret)))
 
 	m.HandleFunc("GET "+ns+"/presets", c.signedIn(c.inNamespace(c.presets)))
-	m.HandleFunc("GET "+ns+"/iam", c.signedIn(c.inNamespace(c.iamPage)))
-	m.HandleFunc("POST "+ns+"/iam/roles", c.signedIn(c.inNamespace(c.createRole)))
-	m.HandleFunc("POST "+ns+"/iam/bindings", c.signedIn(c.inNamespace(c.createBinding)))
-	m.HandleFunc("POST "+ns+"/iam/bindings/{binding}/delete", c.signedIn(c.inNamespace(c.deleteBinding)))
+	// Access: the same pages at a Namespace's scope and the installation's.
+	for base, scoped := range map[string]func(nsPage) func(http.ResponseWriter, *http.Request, *session){ns: c.inNamespace, strings.TrimSuffix(Prefix, "/"): atInstallation} {
+		m.HandleFunc("GET "+base+"/iam", c.signedIn(scoped(c.iamPage)))
+		m.HandleFunc("POST "+base+"/iam/roles", c.signedIn(scoped(c.createRole)))
+		m.HandleFunc("POST "+base+"/iam/bindings", c.signedIn(scoped(c.createBinding)))
+		m.HandleFunc("POST "+base+"/iam/bindings/{binding}/delete", c.signedIn(scoped(c.deleteBinding)))
+		m.HandleFunc("POST "+base+"/iam/restrictions", c.signedIn(scoped(c.createRestriction)))
+		m.HandleFunc("POST "+base+"/iam/restrictions/{restriction}/delete", c.signedIn(scoped(c.deleteRestriction)))
+	}
 
 	m.HandleFunc("GET "+Prefix+"audit", c.signedIn(c.auditLog))
 	m.HandleFunc("GET "+Prefix+"keys", c.signedIn(c.keys))
