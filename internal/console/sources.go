@@ -1,0 +1,135 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/openclaw/occ/internal/app"
+	"github.com/openclaw/occ/internal/occ"
+)
+
+// Credential Sources: references the installation's Credential Gateway
+// resolves for dedicated Codex. Their secret fields name Secrets of the
+// Namespace (values never shown); config holds no credentials.
+
+// sourceSecretRows is how many field → Secret rows the create form has.
+const sourceSecretRows = 4
+
+type sourceSecret struct{ Field, SecretID string }
+
+type sourcesData struct {
+	Items   []occ.CredentialSource
+	Next    string
+	Secrets []occ.Secret // the Secret pickers' choices
+	Create  action
+	// Unset: no Credential Gateway is configured, so there is nothing to
+	// list or create (the page says so instead of failing).
+	Unset string
+	// The refused form's input.
+	Name, Type, Config string
+	Refs               []sourceSecret
+}
+
+type sourceData struct {
+	Source  occ.CredentialSource
+	Config  string
+	Secrets []sourceSecret
+	Names   map[string]string // Secret ID → name, where readable
+	Delete  action
+}
+
+func sourcesPath(nsID string) string { return nsPath(nsID) + "/credential-sources" }
+
+func (c *Console) credentialSources(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+	c.renderSources(w, r, s, ns, http.StatusOK, &view{}, sourcesData{Config: "{}"})
+}
+
+func (c *Console) renderSources(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace, status int, v *view, d sourcesData) {
+	ctx := r.Context()
+	v.Title, v.Session, v.NS = "Credential Sources", s, ns
+	p, err := c.app.ListCredentialSources(ctx, s.caller, ns.ID, app.PageRequest{Size: pageSize, Token: r.URL.Query().Get("page")})
+	if oe := occ.AsError(err); oe != nil && oe.Code == occ.CodeCredentialGatewayUnset {
+		v.Data = sourcesData{Unset: oe.Message}
+		c.render(w, r, status, "credential-sources", v)
+		return
+	} else if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	d.Items, d.Next = p.Items, p.Next
+	d.Create = c.can(r, s, occ.KindCredentialSource, occ.ActionCreate, collection(occ.KindCredentialSource, ns), "create Credential Sources here")
+	if sec, err := c.app.ListSecrets(ctx, s.caller, ns.ID, app.PageRequest{Size: app.MaxPageSize}); err == nil {
+		d.Secrets = sec.Items
+	}
+	for len(d.Refs) < sourceSecretRows {
+		d.Refs = append(d.Refs, sourceSecret{})
+	}
+	v.Data = d
+	c.render(w, r, status, "credential-sources", v)
+}
+
+func (c *Console) createCredentialSource(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+	pf := r.PostForm
+	d := sourcesData{Name: pf.Get("name"), Type: strings.TrimSpace(pf.Get("type")), Config: formText(pf.Get("config"))}
+	in := app.CredentialSourceInput{Name: d.Name, Type: d.Type, Secrets: map[string]occ.SecretRef{}}
+	for i := range sourceSecretRows {
+		ref := sourceSecret{Field: strings.TrimSpace(pf.Get(fmt.Sprintf("field-%d", i))), SecretID: pf.Get(fmt.Sprintf("secret-%d", i))}
+		d.Refs = append(d.Refs, ref)
+		if ref.Field != "" || ref.SecretID != "" {
+			in.Secrets[ref.Field] = occ.SecretRef{Kind: "secret", NamespaceID: ns.ID, ID: ref.SecretID}
+		}
+	}
+	var err error
+	if strings.TrimSpace(d.Config) != "" {
+		in.Config, err = parseObject(d.Config, notJSON("/config"))
+	}
+	var cs occ.CredentialSource
+	if err == nil {
+		cs, err = c.app.CreateCredentialSource(r.Context(), s.caller, ns.ID, in)
+	}
+	if err != nil {
+		v := &view{}
+		c.renderSources(w, r, s, ns, c.formError(r, v, err), v, d)
+		return
+	}
+	http.Redirect(w, r, sourcesPath(ns.ID)+"/"+cs.ID+"?notice=created", http.StatusSeeOther)
+}
+
+func (c *Console) credentialSourcePage(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+	c.renderSource(w, r, s, ns, http.StatusOK, &view{})
+}
+
+func (c *Console) renderSource(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace, status int, v *view) {
+	ctx := r.Context()
+	cs, err := c.app.GetCredentialSource(ctx, s.caller, ns.ID, r.PathValue("cs"))
+	if err != nil {
+		c.fail(w, r, s, err)
+		return
+	}
+	config, _ := json.MarshalIndent(cs.Config, "", "  ")
+	d := sourceData{Source: cs, Config: string(config), Names: map[string]string{},
+		Delete: c.can(r, s, occ.KindCredentialSource, occ.ActionDelete, cs.Ref(), "delete this Credential Source")}
+	for _, f := range slices.Sorted(maps.Keys(cs.Secrets)) {
+		d.Secrets = append(d.Secrets, sourceSecret{Field: f, SecretID: cs.Secrets[f].ID})
+	}
+	if sec, err := c.app.ListSecrets(ctx, s.caller, ns.ID, app.PageRequest{Size: app.MaxPageSize}); err == nil {
+		for _, x := range sec.Items {
+			d.Names[x.ID] = x.Name
+		}
+	}
+	v.Title, v.Session, v.NS, v.Data = cs.Name, s, ns, d
+	c.render(w, r, status, "credential-source", v)
+}
+
+func (c *Console) deleteCredentialSource(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+	if err := c.app.DeleteCredentialSource(r.Context(), s.caller, ns.ID, r.PathValue("cs"), formVersion(r)); err != nil {
+		v := &view{}
+		c.renderSource(w, r, s, ns, c.formError(r, v, err), v)
+		return
+	}
+	http.Redirect(w, r, sourcesPath(ns.ID)+"?notice=deleted", http.StatusSeeOther)
+}
