@@ -20,6 +20,7 @@ type iamData struct {
 	Administer   action
 	Path         string // the page's path; forms post under it
 	Installation bool
+	Scope        string // scopeOf the page: a role of this scope can be deleted here
 	// The refused form's input.
 	RoleName, Permissions, PrincipalID, RoleID, TargetKind, TargetID, Permission string
 	Kinds                                                                        []occ.Kind
@@ -74,7 +75,7 @@ func (c *Console) renderIAM(w http.ResponseWriter, r *http.Request, s *session, 
 	for _, role := range roles.Items {
 		d.RoleNames[role.ID] = role.Name
 	}
-	d.Path, d.Installation = iamPath(ns), ns == nil
+	d.Path, d.Installation, d.Scope = iamPath(ns), ns == nil, scope
 	v.Title, v.Session, v.NS = "Installation access", s, ns
 	if ns == nil {
 		d.Administer = c.can(r, s, occ.KindInstallation, occ.ActionAdminister, c.installation(), "change the installation's roles, bindings and restrictions")
@@ -118,6 +119,11 @@ func (c *Console) createRole(w http.ResponseWriter, r *http.Request, s *session,
 	d := iamData{RoleName: r.PostForm.Get("name"), Permissions: r.PostForm.Get("permissions")}
 	_, err := c.app.CreateRole(r.Context(), s.caller, scopeOf(ns), d.RoleName, strings.Fields(strings.ReplaceAll(d.Permissions, ",", " ")))
 	c.iamDone(w, r, s, ns, d, err, "created")
+}
+
+func (c *Console) deleteRole(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+	err := c.app.DeleteRole(r.Context(), s.caller, scopeOf(ns), r.PathValue("role"))
+	c.iamDone(w, r, s, ns, iamData{}, err, "removed")
 }
 
 func (c *Console) createBinding(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {

@@ -72,6 +72,7 @@ func (c *Console) routes() {
 	for base, scoped := range map[string]func(nsPage) func(http.ResponseWriter, *http.Request, *session){ns: c.inNamespace, strings.TrimSuffix(Prefix, "/"): atInstallation} {
 		m.HandleFunc("GET "+base+"/iam", c.signedIn(scoped(c.iamPage)))
 		m.HandleFunc("POST "+base+"/iam/roles", c.signedIn(scoped(c.createRole)))
+		m.HandleFunc("POST "+base+"/iam/roles/{role}/delete", c.signedIn(scoped(c.deleteRole)))
 		m.HandleFunc("POST "+base+"/iam/bindings", c.signedIn(scoped(c.createBinding)))
 		m.HandleFunc("POST "+base+"/iam/bindings/{binding}/delete", c.signedIn(scoped(c.deleteBinding)))
 		m.HandleFunc("POST "+base+"/iam/restrictions", c.signedIn(scoped(c.createRestriction)))

@@ -142,7 +142,7 @@ func TestConsoleBrowserJourney(t *testing.T) {
 	agent := agents[0].(map[string]any)
 	// The Agent's service principal may use the Secret: a role and a
 	// binding made on the Access page.
-	do(t, ctx, "create a role", chromedp.Click(chromedp.CSS(`nav a[href$="/iam"]`)), chromedp.WaitVisible(chromedp.CSS("#r-name")),
+	do(t, ctx, "create a role", chromedp.Click(chromedp.CSS(`nav a[href="`+nsPath+`/iam"]`)), chromedp.WaitVisible(chromedp.CSS("#r-name")),
 		chromedp.SendKeys(chromedp.CSS("#r-name"), "secret-operators"), chromedp.SendKeys(chromedp.CSS("#r-perms"), "secret:operate"),
 		submit("/iam/roles"), waitText("Created."))
 	var role string

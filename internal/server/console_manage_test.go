@@ -50,15 +50,16 @@ func (b *browser) created(path string, form url.Values) string {
 	return strings.SplitN(p.header.Get("Location"), "?", 2)[0]
 }
 
-// formAction is the action of the page's first form whose action ends so.
-func formAction(t *testing.T, p page, suffix string) string {
+// formAction is the action of the page's first form whose action holds
+// part.
+func formAction(t *testing.T, p page, part string) string {
 	t.Helper()
 	for _, f := range p.all("form") {
-		if a := attr(f, "action"); strings.HasSuffix(a, suffix) {
+		if a := attr(f, "action"); strings.Contains(a, part) {
 			return a
 		}
 	}
-	t.Fatalf("no form posting to …%s on the page:\n%s", suffix, p.text())
+	t.Fatalf("no form posting to …%s… on the page:\n%s", part, p.text())
 	return ""
 }
 
@@ -215,9 +216,27 @@ func TestConsoleManagedResources(t *testing.T) {
 		t.Fatalf("Access page with a restriction:\n%s", p.text())
 	}
 
+	// A bound role cannot be deleted; unbound, it can.
+	inst := b.get("/console/iam")
+	roleDelete := formAction(t, inst, "/console/iam/roles/"+role+"/delete")
+	if p := b.post(roleDelete, url.Values{"csrf": {token}}); p.status != 409 || !strings.Contains(p.text(), "still bound") {
+		t.Fatalf("delete a bound role = %d %s", p.status, p.text())
+	}
+	var binding string
+	for _, x := range e.call("GET", "/iam/bindings", e.admin, nil).list() {
+		if x.(map[string]any)["principalId"] == person {
+			binding = x.(map[string]any)["id"].(string)
+		}
+	}
+	b.created(formAction(t, inst, "/console/iam/bindings/"+binding+"/delete"), url.Values{"csrf": {token}})
+	b.created(roleDelete, url.Values{"csrf": {token}})
+	if r := e.call("GET", "/iam/roles/"+role, e.admin, nil); r.Status != 404 {
+		t.Fatalf("the deleted role = %d", r.Status)
+	}
+
 	// Lift, delete: each is gone afterwards.
 	p = b.get(ns + "/iam")
-	b.created(formAction(t, p, "/delete"), url.Values{"csrf": {token}})
+	b.created(formAction(t, p, "/iam/restrictions/"), url.Values{"csrf": {token}})
 	if x := e.call("GET", d.path("/iam/restrictions"), e.admin, nil).list(); len(x) != 0 {
 		t.Fatalf("restrictions after lifting = %v", x)
 	}
