@@ -52,12 +52,7 @@ func (c *Console) renderAccounts(w http.ResponseWriter, r *http.Request, s *sess
 func (c *Console) createServiceAccount(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
 	d := accountsData{Name: r.PostForm.Get("name"), BackendID: strings.TrimSpace(r.PostForm.Get("backendId"))}
 	sa, err := c.app.CreateServiceAccount(r.Context(), s.caller, ns.ID, d.Name, d.BackendID)
-	if err != nil {
-		v := &view{}
-		c.renderAccounts(w, r, s, ns, c.formError(r, v, err), v, d)
-		return
-	}
-	http.Redirect(w, r, accountsPath(ns.ID)+"/"+sa.ID+"?notice=created", http.StatusSeeOther)
+	c.after(w, r, err, accountsPath(ns.ID)+"/"+sa.ID+"?notice=created", func(status int, v *view) { c.renderAccounts(w, r, s, ns, status, v, d) })
 }
 
 func (c *Console) serviceAccountPage(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
@@ -82,19 +77,11 @@ func (c *Console) renderAccount(w http.ResponseWriter, r *http.Request, s *sessi
 // stores it encrypted and the page shows only that it exists.
 func (c *Console) issueCredential(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
 	id := r.PathValue("sa")
-	if _, err := c.app.IssueServiceAccountCredential(r.Context(), s.caller, ns.ID, id); err != nil {
-		v := &view{}
-		c.renderAccount(w, r, s, ns, c.formError(r, v, err), v)
-		return
-	}
-	http.Redirect(w, r, accountsPath(ns.ID)+"/"+id+"?notice=issued", http.StatusSeeOther)
+	_, err := c.app.IssueServiceAccountCredential(r.Context(), s.caller, ns.ID, id)
+	c.after(w, r, err, accountsPath(ns.ID)+"/"+id+"?notice=issued", func(status int, v *view) { c.renderAccount(w, r, s, ns, status, v) })
 }
 
 func (c *Console) deleteServiceAccount(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
-	if err := c.app.DeleteServiceAccount(r.Context(), s.caller, ns.ID, r.PathValue("sa"), formVersion(r)); err != nil {
-		v := &view{}
-		c.renderAccount(w, r, s, ns, c.formError(r, v, err), v)
-		return
-	}
-	http.Redirect(w, r, accountsPath(ns.ID)+"?notice=deleted", http.StatusSeeOther)
+	err := c.app.DeleteServiceAccount(r.Context(), s.caller, ns.ID, r.PathValue("sa"), formVersion(r))
+	c.after(w, r, err, accountsPath(ns.ID)+"?notice=deleted", func(status int, v *view) { c.renderAccount(w, r, s, ns, status, v) })
 }

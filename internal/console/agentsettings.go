@@ -66,10 +66,5 @@ func (c *Console) updateAgentSettings(w http.ResponseWriter, r *http.Request, s 
 	if err == nil {
 		_, err = c.app.UpdateAgent(ctx, s.caller, ns.ID, id, p, formVersion(r))
 	}
-	if err != nil {
-		v := &view{}
-		c.renderAgentSettings(w, r, s, ns, c.formError(r, v, err), v, &f)
-		return
-	}
-	http.Redirect(w, r, agentPath(ns.ID, id)+"?notice=saved", http.StatusSeeOther)
+	c.after(w, r, err, agentPath(ns.ID, id)+"?notice=saved", func(status int, v *view) { c.renderAgentSettings(w, r, s, ns, status, v, &f) })
 }

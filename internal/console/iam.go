@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -107,12 +108,7 @@ func grantForm(r *http.Request) (iamData, app.GrantRequest) {
 // iamDone shows the Access page again after a write: refused with its
 // message and the form's input, or with a notice.
 func (c *Console) iamDone(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace, d iamData, err error, notice string) {
-	if err != nil {
-		v := &view{}
-		c.renderIAM(w, r, s, ns, c.formError(r, v, err), v, d)
-		return
-	}
-	http.Redirect(w, r, iamPath(ns)+"?notice="+notice, http.StatusSeeOther)
+	c.after(w, r, err, iamPath(ns)+"?notice="+notice, func(status int, v *view) { c.renderIAM(w, r, s, ns, status, v, d) })
 }
 
 func (c *Console) createRole(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
@@ -121,9 +117,13 @@ func (c *Console) createRole(w http.ResponseWriter, r *http.Request, s *session,
 	c.iamDone(w, r, s, ns, d, err, "created")
 }
 
-func (c *Console) deleteRole(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
-	err := c.app.DeleteRole(r.Context(), s.caller, scopeOf(ns), r.PathValue("role"))
-	c.iamDone(w, r, s, ns, iamData{}, err, "removed")
+// iamRemove deletes the role, binding or restriction the path names
+// (param) at the page's scope.
+func (c *Console) iamRemove(param string, del func(ctx context.Context, c occ.Caller, scopeNS, id string) error) nsPage {
+	return func(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
+		err := del(r.Context(), s.caller, scopeOf(ns), r.PathValue(param))
+		c.iamDone(w, r, s, ns, iamData{}, err, "removed")
+	}
 }
 
 func (c *Console) createBinding(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
@@ -133,21 +133,11 @@ func (c *Console) createBinding(w http.ResponseWriter, r *http.Request, s *sessi
 	c.iamDone(w, r, s, ns, d, err, "created")
 }
 
-func (c *Console) deleteBinding(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
-	err := c.app.DeleteBinding(r.Context(), s.caller, scopeOf(ns), r.PathValue("binding"))
-	c.iamDone(w, r, s, ns, iamData{}, err, "removed")
-}
-
 func (c *Console) createRestriction(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
 	d, in := grantForm(r)
 	in.RoleID = ""
 	_, err := c.app.CreateRestriction(r.Context(), s.caller, scopeOf(ns), in)
 	c.iamDone(w, r, s, ns, d, err, "created")
-}
-
-func (c *Console) deleteRestriction(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
-	err := c.app.DeleteRestriction(r.Context(), s.caller, scopeOf(ns), r.PathValue("restriction"))
-	c.iamDone(w, r, s, ns, iamData{}, err, "removed")
 }
 
 // targetField is one form's target picker, showing the refused input.

@@ -55,19 +55,10 @@ func (c *Console) createPreset(w http.ResponseWriter, r *http.Request, s *sessio
 		_, err = c.app.CreatePreset(r.Context(), s.caller, ns.ID, name, occ.PresetSettings{ConfigurationID: f.ConfigurationID,
 			ExecutionMode: f.ExecutionMode, BackendID: f.BackendID, HarnessAuth: f.harness(ns.ID), Plugins: plugins})
 	}
-	if err != nil {
-		v := &view{}
-		c.renderPresets(w, r, s, ns, c.formError(r, v, err), v, name, f)
-		return
-	}
-	http.Redirect(w, r, nsPath(ns.ID)+"/presets?notice=created", http.StatusSeeOther)
+	c.after(w, r, err, nsPath(ns.ID)+"/presets?notice=created", func(status int, v *view) { c.renderPresets(w, r, s, ns, status, v, name, f) })
 }
 
 func (c *Console) deletePreset(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
-	if err := c.app.DeletePreset(r.Context(), s.caller, ns.ID, r.PathValue("preset"), formVersion(r)); err != nil {
-		v := &view{}
-		c.renderPresets(w, r, s, ns, c.formError(r, v, err), v, "", launchForm{})
-		return
-	}
-	http.Redirect(w, r, nsPath(ns.ID)+"/presets?notice=deleted", http.StatusSeeOther)
+	err := c.app.DeletePreset(r.Context(), s.caller, ns.ID, r.PathValue("preset"), formVersion(r))
+	c.after(w, r, err, nsPath(ns.ID)+"/presets?notice=deleted", func(status int, v *view) { c.renderPresets(w, r, s, ns, status, v, "", launchForm{}) })
 }

@@ -142,6 +142,17 @@ func (c *Console) asError(r *http.Request, err error) *occ.Error {
 	return occ.Unavailable(err)
 }
 
+// after finishes a form: refused, show renders the form's page again
+// with the refusal; accepted, the browser goes to next.
+func (c *Console) after(w http.ResponseWriter, r *http.Request, err error, next string, show func(status int, v *view)) {
+	if err != nil {
+		v := &view{}
+		show(c.formError(r, v, err), v)
+		return
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
 // formError fills v with a refused form's message and details.
 func (c *Console) formError(r *http.Request, v *view, err error) int {
 	oe := c.asError(r, err)

@@ -72,11 +72,11 @@ func (c *Console) routes() {
 	for base, scoped := range map[string]func(nsPage) func(http.ResponseWriter, *http.Request, *session){ns: c.inNamespace, strings.TrimSuffix(Prefix, "/"): atInstallation} {
 		m.HandleFunc("GET "+base+"/iam", c.signedIn(scoped(c.iamPage)))
 		m.HandleFunc("POST "+base+"/iam/roles", c.signedIn(scoped(c.createRole)))
-		m.HandleFunc("POST "+base+"/iam/roles/{role}/delete", c.signedIn(scoped(c.deleteRole)))
+		m.HandleFunc("POST "+base+"/iam/roles/{role}/delete", c.signedIn(scoped(c.iamRemove("role", c.app.DeleteRole))))
 		m.HandleFunc("POST "+base+"/iam/bindings", c.signedIn(scoped(c.createBinding)))
-		m.HandleFunc("POST "+base+"/iam/bindings/{binding}/delete", c.signedIn(scoped(c.deleteBinding)))
+		m.HandleFunc("POST "+base+"/iam/bindings/{binding}/delete", c.signedIn(scoped(c.iamRemove("binding", c.app.DeleteBinding))))
 		m.HandleFunc("POST "+base+"/iam/restrictions", c.signedIn(scoped(c.createRestriction)))
-		m.HandleFunc("POST "+base+"/iam/restrictions/{restriction}/delete", c.signedIn(scoped(c.deleteRestriction)))
+		m.HandleFunc("POST "+base+"/iam/restrictions/{restriction}/delete", c.signedIn(scoped(c.iamRemove("restriction", c.app.DeleteRestriction))))
 	}
 
 	m.HandleFunc("GET "+Prefix+"audit", c.signedIn(c.auditLog))

@@ -91,12 +91,7 @@ func (c *Console) createCredentialSource(w http.ResponseWriter, r *http.Request,
 	if err == nil {
 		cs, err = c.app.CreateCredentialSource(r.Context(), s.caller, ns.ID, in)
 	}
-	if err != nil {
-		v := &view{}
-		c.renderSources(w, r, s, ns, c.formError(r, v, err), v, d)
-		return
-	}
-	http.Redirect(w, r, sourcesPath(ns.ID)+"/"+cs.ID+"?notice=created", http.StatusSeeOther)
+	c.after(w, r, err, sourcesPath(ns.ID)+"/"+cs.ID+"?notice=created", func(status int, v *view) { c.renderSources(w, r, s, ns, status, v, d) })
 }
 
 func (c *Console) credentialSourcePage(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
@@ -126,10 +121,6 @@ func (c *Console) renderSource(w http.ResponseWriter, r *http.Request, s *sessio
 }
 
 func (c *Console) deleteCredentialSource(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
-	if err := c.app.DeleteCredentialSource(r.Context(), s.caller, ns.ID, r.PathValue("cs"), formVersion(r)); err != nil {
-		v := &view{}
-		c.renderSource(w, r, s, ns, c.formError(r, v, err), v)
-		return
-	}
-	http.Redirect(w, r, sourcesPath(ns.ID)+"?notice=deleted", http.StatusSeeOther)
+	err := c.app.DeleteCredentialSource(r.Context(), s.caller, ns.ID, r.PathValue("cs"), formVersion(r))
+	c.after(w, r, err, sourcesPath(ns.ID)+"?notice=deleted", func(status int, v *view) { c.renderSource(w, r, s, ns, status, v) })
 }
