@@ -62,6 +62,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
 	"targetFields": targetFields,
+	"sourceRows":   sourceRows,
 	"q":            func(s string) string { return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20") },
 }
 

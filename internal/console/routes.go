@@ -67,6 +67,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET "+ns+"/credential-sources", c.signedIn(c.inNamespace(c.credentialSources)))
 	m.HandleFunc("POST "+ns+"/credential-sources", c.signedIn(c.inNamespace(c.createCredentialSource)))
 	m.HandleFunc("GET "+ns+"/credential-sources/{cs}", c.signedIn(c.inNamespace(c.credentialSourcePage)))
+	m.HandleFunc("POST "+ns+"/credential-sources/{cs}", c.signedIn(c.inNamespace(c.updateCredentialSource)))
 	m.HandleFunc("POST "+ns+"/credential-sources/{cs}/delete", c.signedIn(c.inNamespace(c.deleteCredentialSource)))
 	// Access: the same pages at a Namespace's scope and the installation's.
 	for base, scoped := range map[string]func(nsPage) func(http.ResponseWriter, *http.Request, *session){ns: c.inNamespace, strings.TrimSuffix(Prefix, "/"): atInstallation} {

@@ -120,6 +120,22 @@ func TestConsoleManagedResources(t *testing.T) {
 		t.Fatalf("Credential Source page:\n%s", p.text())
 	}
 
+	// Its Secret fields are replaced with the version shown; a stale one is refused.
+	second := e.createSecret(d.ns, "second", w.canary+"-2")
+	p = b.get(source)
+	if p.status != 200 || !p.button("Replace Secret fields") {
+		t.Fatalf("Credential Source page:\n%s", p.text())
+	}
+	replace := url.Values{"csrf": {token}, "version": {"999"}, "field-0": {"apiKey"}, "secret-0": {second}}
+	if p := b.post(source, replace); p.status != 412 {
+		t.Fatalf("stale replacement = %d %s", p.status, p.text())
+	}
+	replace.Set("version", hiddenValue(p, "version"))
+	b.created(source, replace)
+	if r := e.call("GET", d.path(strings.TrimPrefix(source, ns)), e.admin, nil); r.data()["secrets"].(map[string]any)["apiKey"].(map[string]any)["id"] != second {
+		t.Fatalf("Credential Source after the replacement = %v", r.data())
+	}
+
 	// Presets: plugins and a harness binding; a bad plugin line is refused.
 	p = b.post(ns+"/presets", url.Values{"csrf": {token}, "name": {hostile}, "plugins": {"a@b c d"}})
 	if p.status != 400 || !strings.Contains(p.text(), "/plugins") || hiddenValue(p, "name") != hostile {
@@ -269,6 +285,8 @@ func TestConsoleManagedReader(t *testing.T) {
 	w := bootManaged(t)
 	e, d := w.e, w.deployWorld
 	sa := e.call("POST", d.path("/service-accounts"), e.admin, map[string]any{"name": "bot", "backendId": "chatgpt-main"}).data()["id"].(string)
+	cs := e.call("POST", d.path("/credential-sources"), e.admin, map[string]any{"name": "team", "type": "openai",
+		"secrets": map[string]any{"apiKey": map[string]any{"kind": "secret", "namespaceId": d.ns, "id": d.secret}}}).data()["id"].(string)
 	other := e.createNamespace("elsewhere")
 	otherSA := e.call("POST", "/namespaces/"+other+"/service-accounts", e.admin, map[string]any{"name": "bot", "backendId": "chatgpt-main"}).data()["id"].(string)
 	ns := "/console/namespaces/" + d.ns
@@ -280,13 +298,14 @@ func TestConsoleManagedReader(t *testing.T) {
 		ns + "/service-accounts/" + sa:          "it needs service_account:delete",
 		ns + "/credential-sources":              "it needs credential_source:create",
 		ns + "/presets":                         "it needs preset:create",
+		ns + "/credential-sources/" + cs:        "it needs credential_source:update",
 		ns + "/agents/" + w.agent + "/settings": "it needs agent:update",
 	} {
 		p := r.get(path)
 		if p.status != 200 || !strings.Contains(p.text(), reason) {
 			t.Fatalf("reader's %s = %d %s", path, p.status, p.text())
 		}
-		for _, label := range []string{"Create service account", "Create Credential Source", "Create Preset", "Issue credential", "Delete", "Save settings"} {
+		for _, label := range []string{"Create service account", "Create Credential Source", "Create Preset", "Issue credential", "Delete", "Save settings", "Replace Secret fields"} {
 			if p.button(label) {
 				t.Fatalf("reader's %s offers %q", path, label)
 			}
@@ -297,6 +316,8 @@ func TestConsoleManagedReader(t *testing.T) {
 		ns + "/service-accounts/" + sa + "/credential": {},
 		ns + "/service-accounts/" + sa + "/delete":     {"version": {"1"}},
 		ns + "/credential-sources":                     {"name": {"sneaky"}, "type": {"openai"}},
+		ns + "/credential-sources/" + cs:               {"version": {"2"}},
+		ns + "/credential-sources/" + cs + "/delete":   {"version": {"2"}},
 		ns + "/presets":                                {"name": {"sneaky"}},
 		ns + "/agents/" + w.agent + "/settings":        {"configurationId": {d.cfg}, "version": {"1"}},
 		"/console/iam/roles":                           {"name": {"sneaky"}, "permissions": {"namespace:read"}},
