@@ -57,7 +57,7 @@ func (c *Console) updateAgentSettings(w http.ResponseWriter, r *http.Request, s 
 	}
 	p := app.AgentPatch{ConfigurationID: f.ConfigurationID, ExecutionMode: f.ExecutionMode, PluginsSet: true}
 	if f.BackendID != g.Settings.BackendID {
-		p.BackendID = app.Optional[string]{Set: true, Null: f.BackendID == "", Value: f.BackendID}
+		p.BackendID = optional(f.BackendID)
 	}
 	if h := f.harness(ns.ID); !reflect.DeepEqual(h, g.Settings.HarnessAuth) {
 		p.HarnessAuth = app.Optional[*occ.HarnessAuth]{Set: true, Null: h == nil, Value: h}

@@ -56,6 +56,8 @@ func (c *Console) routes() {
 
 	m.HandleFunc("GET "+ns+"/presets", c.signedIn(c.inNamespace(c.presets)))
 	m.HandleFunc("POST "+ns+"/presets", c.signedIn(c.inNamespace(c.createPreset)))
+	m.HandleFunc("GET "+ns+"/presets/{preset}", c.signedIn(c.inNamespace(c.presetPage)))
+	m.HandleFunc("POST "+ns+"/presets/{preset}", c.signedIn(c.inNamespace(c.updatePreset)))
 	m.HandleFunc("POST "+ns+"/presets/{preset}/delete", c.signedIn(c.inNamespace(c.deletePreset)))
 
 	m.HandleFunc("GET "+ns+"/service-accounts", c.signedIn(c.inNamespace(c.serviceAccounts)))

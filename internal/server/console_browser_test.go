@@ -249,8 +249,8 @@ func TestConsoleScreenshots(t *testing.T) {
 	if cs.Status != 201 {
 		t.Fatalf("seed a Credential Source = %d %v", cs.Status, cs.Body)
 	}
-	e.call("POST", d.path("/presets"), e.admin, map[string]any{"name": "dedicated-codex", "executionMode": "dedicated",
-		"plugins": map[string]any{"google-calendar@openai-curated-remote": map[string]any{"approvalPolicy": "write_actions"}}})
+	preset := e.call("POST", d.path("/presets"), e.admin, map[string]any{"name": "dedicated-codex", "executionMode": "dedicated",
+		"plugins": map[string]any{"google-calendar@openai-curated-remote": map[string]any{"approvalPolicy": "write_actions"}}}).data()["id"].(string)
 	rev := d.deploy(t, agent)
 	d.waitDeployment(t, agent, rev)
 	if r := e.call("PUT", d.path("/agents/"+agent+"/workspace/files/SOUL.md"), e.admin, map[string]any{"content": "Be kind.\nBe brief.\n"}); r.Status != 200 {
@@ -279,6 +279,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		{"18-credential-source", ns + "/credential-sources/" + cs.data()["id"].(string)},
 		{"19-agent-settings", a + "/settings"},
 		{"20-installation-access", "/console/iam"},
+		{"21-preset", ns + "/presets/" + preset},
 	}
 	for i, p := range pages {
 		if i == 1 {

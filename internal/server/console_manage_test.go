@@ -154,6 +154,25 @@ func TestConsoleManagedResources(t *testing.T) {
 		t.Fatalf("Preset made by the console = %v", preset)
 	}
 
+	// The Preset's own page saves a rename and unsets what is left empty.
+	presetPath := ns + "/presets/" + preset["id"].(string)
+	p = b.get(presetPath)
+	if p.status != 200 || !p.button("Save Preset") || hiddenValue(p, "name") != hostile || textareaNamed(p, "plugins") != "google-calendar@openai-curated-remote write_actions" {
+		t.Fatalf("Preset page = %d %s", p.status, p.body)
+	}
+	assertInert(t, presetPath, p, true)
+	assertInert(t, "Presets", b.get(ns+"/presets"), true)
+	edit := url.Values{"csrf": {token}, "version": {"999"}, "name": {"renamed"}, "executionMode": {"embedded"}}
+	if p := b.post(presetPath, edit); p.status != 412 {
+		t.Fatalf("stale Preset save = %d %s", p.status, p.text())
+	}
+	edit.Set("version", hiddenValue(p, "version"))
+	b.created(presetPath, edit)
+	if r := e.call("GET", d.path("/presets/"+preset["id"].(string)), e.admin, nil).data(); r["name"] != "renamed" || r["executionMode"] != "embedded" ||
+		r["harnessAuth"] != nil || toJSON(r["plugins"]) != `{}` {
+		t.Fatalf("Preset after the save = %v", r)
+	}
+
 	// An Agent's settings: the form starts from the saved ones; a stale
 	// version is refused; a save changes only the draft.
 	agentPath := ns + "/agents/" + w.agent
@@ -213,7 +232,8 @@ func TestConsoleManagedResources(t *testing.T) {
 		{account, true},
 		{ns + "/credential-sources", true},
 		{source, true},
-		{ns + "/presets", true},
+		{ns + "/presets", false},
+		{presetPath, false},
 		{agentPath + "/settings", true},
 		{ns + "/iam", false},
 		{"/console/iam", true},
@@ -287,6 +307,7 @@ func TestConsoleManagedReader(t *testing.T) {
 	sa := e.call("POST", d.path("/service-accounts"), e.admin, map[string]any{"name": "bot", "backendId": "chatgpt-main"}).data()["id"].(string)
 	cs := e.call("POST", d.path("/credential-sources"), e.admin, map[string]any{"name": "team", "type": "openai",
 		"secrets": map[string]any{"apiKey": map[string]any{"kind": "secret", "namespaceId": d.ns, "id": d.secret}}}).data()["id"].(string)
+	preset := e.call("POST", d.path("/presets"), e.admin, map[string]any{"name": "house"}).data()["id"].(string)
 	other := e.createNamespace("elsewhere")
 	otherSA := e.call("POST", "/namespaces/"+other+"/service-accounts", e.admin, map[string]any{"name": "bot", "backendId": "chatgpt-main"}).data()["id"].(string)
 	ns := "/console/namespaces/" + d.ns
@@ -298,6 +319,7 @@ func TestConsoleManagedReader(t *testing.T) {
 		ns + "/service-accounts/" + sa:          "it needs service_account:delete",
 		ns + "/credential-sources":              "it needs credential_source:create",
 		ns + "/presets":                         "it needs preset:create",
+		ns + "/presets/" + preset:               "it needs preset:update",
 		ns + "/credential-sources/" + cs:        "it needs credential_source:update",
 		ns + "/agents/" + w.agent + "/settings": "it needs agent:update",
 	} {
@@ -305,7 +327,7 @@ func TestConsoleManagedReader(t *testing.T) {
 		if p.status != 200 || !strings.Contains(p.text(), reason) {
 			t.Fatalf("reader's %s = %d %s", path, p.status, p.text())
 		}
-		for _, label := range []string{"Create service account", "Create Credential Source", "Create Preset", "Issue credential", "Delete", "Save settings", "Replace Secret fields"} {
+		for _, label := range []string{"Create service account", "Create Credential Source", "Create Preset", "Issue credential", "Delete", "Save settings", "Replace Secret fields", "Save Preset"} {
 			if p.button(label) {
 				t.Fatalf("reader's %s offers %q", path, label)
 			}
@@ -319,6 +341,7 @@ func TestConsoleManagedReader(t *testing.T) {
 		ns + "/credential-sources/" + cs:               {"version": {"2"}},
 		ns + "/credential-sources/" + cs + "/delete":   {"version": {"2"}},
 		ns + "/presets":                                {"name": {"sneaky"}},
+		ns + "/presets/" + preset:                      {"name": {"sneaky"}, "version": {"1"}},
 		ns + "/agents/" + w.agent + "/settings":        {"configurationId": {d.cfg}, "version": {"1"}},
 		"/console/iam/roles":                           {"name": {"sneaky"}, "permissions": {"namespace:read"}},
 		ns + "/iam/restrictions":                       {"principalId": {"prn_x"}, "permission": {"agent:read"}},
@@ -354,6 +377,16 @@ func TestConsoleManagedReader(t *testing.T) {
 		t.Fatalf("creator's service accounts page:\n%s", p.text())
 	}
 	creator.created(ns+"/service-accounts", url.Values{"csrf": {p.csrf(t)}, "name": {"made-by-creator"}, "backendId": {"chatgpt-main"}})
+}
+
+// textareaNamed is the content of the page's text area of this name.
+func textareaNamed(p page, name string) string {
+	for _, a := range p.all("textarea") {
+		if attr(a, "name") == name && a.FirstChild != nil {
+			return strings.TrimSpace(a.FirstChild.Data)
+		}
+	}
+	return ""
 }
 
 // consolePerson creates a person holding perms in the world's Namespace and
