@@ -19,6 +19,7 @@ type agentData struct {
 	Deploy        action
 	Stop          action
 	Delete        action
+	Update        action
 	NativeAdmin   *app.NativeAdminStatus
 }
 
@@ -57,6 +58,7 @@ func (c *Console) renderAgent(w http.ResponseWriter, r *http.Request, s *session
 	d.Deploy = c.can(r, s, occ.KindAgent, occ.ActionDeploy, ref, "deploy this Agent")
 	d.Stop = c.can(r, s, occ.KindAgent, occ.ActionOperate, ref, "stop this Agent")
 	d.Delete = c.can(r, s, occ.KindAgent, occ.ActionDelete, ref, "delete this Agent")
+	d.Update = c.can(r, s, occ.KindAgent, occ.ActionUpdate, ref, "change this Agent's settings")
 	if c.app.NativeAdminEnabled() && c.can(r, s, occ.KindAgent, occ.ActionAdminister, ref, "").Allowed {
 		if na, err := c.app.NativeAdminAvailability(ctx, s.caller, ns.ID, g.ID); err == nil {
 			d.NativeAdmin = &na
@@ -92,6 +94,9 @@ var notices = map[string]string{
 	"saved":    "Saved.",
 	"created":  "Created.",
 	"rotated":  "The Secret's value was replaced.",
+	"removed":  "Removed.",
+	"deleted":  "Deleted.",
+	"issued":   "The credential was issued and stored encrypted; occ never shows it.",
 }
 
 // agentAction runs a stop or delete, then shows the Agent page again.

@@ -34,15 +34,25 @@ func (c *Console) renderConfigurations(w http.ResponseWriter, r *http.Request, s
 	c.render(w, r, status, "configurations", v)
 }
 
-// errNotJSON is a document that does not parse as a JSON object.
-var errNotJSON = occ.Invalid("The document is not a JSON object.", occ.Detail{Path: "/values", Code: occ.DetailInvalidFmt})
+// errNotJSON is a Configuration document that does not parse as a JSON
+// object.
+var errNotJSON = notJSON("/values")
 
-// parseDocument reads the JSON editor's text as an object.
-func parseDocument(text string) (map[string]any, error) {
+// notJSON refuses a JSON editor's text at its field.
+func notJSON(at string) error {
+	return occ.Invalid("The document is not a JSON object.", occ.Detail{Path: at, Code: occ.DetailInvalidFmt})
+}
+
+// parseDocument reads a Configuration's JSON editor text as an object.
+func parseDocument(text string) (map[string]any, error) { return parseObject(text, errNotJSON) }
+
+// parseObject reads a JSON editor's text as an object, or refuses it with
+// bad.
+func parseObject(text string, bad error) (map[string]any, error) {
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
 	if err := dec.Decode(&doc); err != nil || doc == nil || dec.More() {
-		return nil, errNotJSON
+		return nil, bad
 	}
 	return doc, nil
 }

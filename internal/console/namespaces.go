@@ -25,7 +25,7 @@ func (c *Console) renderNamespaces(w http.ResponseWriter, r *http.Request, s *se
 		c.fail(w, r, s, err)
 		return
 	}
-	inst := occ.ResourceRef{Kind: occ.KindInstallation, ID: c.app.InstallationID()}
+	inst := c.installation()
 	v.Title, v.Session = "Namespaces", s
 	v.Data = namespacesData{Items: p.Items, Next: p.Next, Name: name,
 		Create: c.can(r, s, occ.KindNamespace, occ.ActionCreate, inst, "create Namespaces")}

@@ -23,10 +23,10 @@ type choice struct{ Value, Label string }
 
 // agentForm is the Create Agent form, as sent (kept when refused).
 type agentForm struct {
-	Name, ConfigurationID, PresetID, ExecutionMode, BackendID string
-	HarnessMethod, SecretID, ServiceAccountID, SourceID       string
-	DefaultsID                                                string // the identity of the defaults the files started from
-	Files                                                     []initialFile
+	Name, PresetID string
+	Launch         launchForm
+	DefaultsID     string // the identity of the defaults the files started from
+	Files          []initialFile
 }
 
 type initialFile struct {
@@ -36,20 +36,15 @@ type initialFile struct {
 }
 
 type newAgentData struct {
-	Form            agentForm
-	Configurations  []occ.Configuration
-	Presets         []occ.Preset
-	Secrets         []occ.Secret
-	ServiceAccounts []occ.ServiceAccount
-	Sources         []occ.CredentialSource
-	Backends        []app.Backend
-	Methods         []choice
-	Create          action
-	NoDefaults      bool // the runtime's defaults are not available here
+	Form       agentForm
+	Launch     launchChoices
+	Presets    []occ.Preset
+	Create     action
+	NoDefaults bool // the runtime's defaults are not available here
 }
 
 func (c *Console) newAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
-	f := agentForm{ConfigurationID: r.URL.Query().Get("configuration")}
+	f := agentForm{Launch: launchForm{ConfigurationID: r.URL.Query().Get("configuration")}, PresetID: r.URL.Query().Get("preset")}
 	defaults, id, err := c.workspaceDefaults()
 	if err == nil {
 		f.DefaultsID = id
@@ -62,53 +57,33 @@ func (c *Console) newAgent(w http.ResponseWriter, r *http.Request, s *session, n
 
 // renderNewAgent fills the pickers with what the caller may read.
 func (c *Console) renderNewAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace, status int, v *view, f agentForm) {
-	ctx, all := r.Context(), app.PageRequest{Size: app.MaxPageSize}
-	d := newAgentData{Form: f, Methods: harnessMethods, NoDefaults: f.DefaultsID == "",
-		Create: c.can(r, s, occ.KindAgent, occ.ActionCreate, occ.ResourceRef{Kind: occ.KindAgent, ID: ns.ID, NamespaceID: ns.ID}, "create Agents here")}
-	if p, err := c.app.ListConfigurations(ctx, s.caller, ns.ID, all); err == nil {
-		d.Configurations = p.Items
-	}
-	if p, err := c.app.ListPresets(ctx, s.caller, ns.ID, all); err == nil {
+	d := newAgentData{Form: f, NoDefaults: f.DefaultsID == "", Launch: c.choices(r, s, ns, f.Launch, "From the Preset, or the default"),
+		Create: c.can(r, s, occ.KindAgent, occ.ActionCreate, collection(occ.KindAgent, ns), "create Agents here")}
+	d.Launch.ConfigRequired = true
+	if p, err := c.app.ListPresets(r.Context(), s.caller, ns.ID, app.PageRequest{Size: app.MaxPageSize}); err == nil {
 		d.Presets = p.Items
-	}
-	if p, err := c.app.ListSecrets(ctx, s.caller, ns.ID, all); err == nil {
-		d.Secrets = p.Items
-	}
-	if p, err := c.app.ListServiceAccounts(ctx, s.caller, ns.ID, all); err == nil {
-		d.ServiceAccounts = p.Items
-	}
-	if p, err := c.app.ListCredentialSources(ctx, s.caller, ns.ID, all); err == nil {
-		d.Sources = p.Items
-	}
-	if p, err := c.app.ListBackends(ctx, s.caller, all); err == nil {
-		d.Backends = p.Items
 	}
 	v.Title, v.Session, v.NS, v.Data = "Create Agent", s, ns, d
 	c.render(w, r, status, "newagent", v)
 }
 
+// collection is a Namespace's collection of a kind, as create permissions
+// are checked on it.
+func collection(kind occ.Kind, ns *occ.Namespace) occ.ResourceRef {
+	return occ.ResourceRef{Kind: kind, ID: ns.ID, NamespaceID: ns.ID}
+}
+
 // createAgent creates the Agent through the same use case as the API.
 func (c *Console) createAgent(w http.ResponseWriter, r *http.Request, s *session, ns *occ.Namespace) {
 	pf := r.PostForm
-	f := agentForm{Name: pf.Get("name"), ConfigurationID: pf.Get("configurationId"), PresetID: pf.Get("presetId"),
-		ExecutionMode: pf.Get("executionMode"), BackendID: pf.Get("backendId"), HarnessMethod: pf.Get("harnessMethod"),
-		SecretID: pf.Get("secretId"), ServiceAccountID: pf.Get("serviceAccountId"), SourceID: pf.Get("sourceId"),
-		DefaultsID: pf.Get("workspaceDefaultsId")}
-	in := app.AgentInput{Name: f.Name, ConfigurationID: f.ConfigurationID, PresetID: f.PresetID, ExecutionMode: f.ExecutionMode,
+	f := agentForm{Name: pf.Get("name"), PresetID: pf.Get("presetId"), Launch: readLaunchForm(pf), DefaultsID: pf.Get("workspaceDefaultsId")}
+	l := f.Launch
+	in := app.AgentInput{Name: f.Name, ConfigurationID: l.ConfigurationID, PresetID: f.PresetID, ExecutionMode: l.ExecutionMode,
 		WorkspaceDefaultsID: f.DefaultsID}
-	if f.BackendID != "" {
-		in.BackendID = app.Optional[string]{Set: true, Value: f.BackendID}
+	if l.BackendID != "" {
+		in.BackendID = app.Optional[string]{Set: true, Value: l.BackendID}
 	}
-	if f.HarnessMethod != "" {
-		h := &occ.HarnessAuth{Method: f.HarnessMethod}
-		switch f.HarnessMethod {
-		case occ.HarnessAPIKey, occ.HarnessCodexPAT:
-			h.Source = &occ.SecretRef{Kind: "secret", NamespaceID: ns.ID, ID: f.SecretID}
-		case occ.HarnessChatGPTServiceAccount:
-			h.ServiceAccountID = f.ServiceAccountID
-		case occ.HarnessCredentialSource:
-			h.SourceID = f.SourceID
-		}
+	if h := l.harness(ns.ID); h != nil {
 		in.HarnessAuth = app.Optional[*occ.HarnessAuth]{Set: true, Value: h}
 	}
 	for _, n := range occ.WorkspaceFileNames {
@@ -121,7 +96,14 @@ func (c *Console) createAgent(w http.ResponseWriter, r *http.Request, s *session
 			in.InitialWorkspaceFiles[n] = file.Content
 		}
 	}
-	g, err := c.app.CreateAgent(r.Context(), s.caller, ns.ID, in)
+	plugins, err := l.plugins()
+	if err == nil && strings.TrimSpace(l.Plugins) != "" {
+		in.Plugins = plugins // blank: the Preset's, or none
+	}
+	var g occ.Agent
+	if err == nil {
+		g, err = c.app.CreateAgent(r.Context(), s.caller, ns.ID, in)
+	}
 	if err != nil {
 		v := &view{}
 		status := c.formError(r, v, err)

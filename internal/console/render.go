@@ -61,7 +61,9 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
-	"q": func(s string) string { return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20") },
+	"targetFields": targetFields,
+	"sourceRows":   sourceRows,
+	"q":            func(s string) string { return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20") },
 }
 
 // parsePages parses every page with the layout.
@@ -73,10 +75,10 @@ func parsePages() (map[string]*pageTemplate, error) {
 	out := map[string]*pageTemplate{}
 	for _, n := range names {
 		base := strings.TrimSuffix(path.Base(n), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "partials" {
 			continue
 		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", n)
 		if err != nil {
 			return nil, fmt.Errorf("console template %s: %w", n, err)
 		}
@@ -94,7 +96,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		v.Notice = notices[r.URL.Query().Get("notice")]
 	}
 	if v.Session != nil {
-		inst := occ.ResourceRef{Kind: occ.KindInstallation, ID: c.app.InstallationID()}
+		inst := c.installation()
 		v.Audit, _ = c.app.Allowed(r.Context(), v.Session.caller, occ.P(occ.KindInstallation, occ.ActionAdminister), inst)
 	}
 	if v.Session != nil && v.Namespaces == nil {
@@ -139,6 +141,17 @@ func (c *Console) asError(r *http.Request, err error) *occ.Error {
 	}
 	c.log.ErrorContext(r.Context(), "console action failed", "error", err)
 	return occ.Unavailable(err)
+}
+
+// after finishes a form: refused, show renders the form's page again
+// with the refusal; accepted, the browser goes to next.
+func (c *Console) after(w http.ResponseWriter, r *http.Request, err error, next string, show func(status int, v *view)) {
+	if err != nil {
+		v := &view{}
+		show(c.formError(r, v, err), v)
+		return
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // formError fills v with a refused form's message and details.

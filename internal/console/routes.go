@@ -32,6 +32,8 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+ns+"/agents", c.signedIn(c.inNamespace(c.createAgent)))
 	agent := ns + "/agents/{agent}"
 	m.HandleFunc("GET "+agent, c.signedIn(c.inNamespace(c.agentPage)))
+	m.HandleFunc("GET "+agent+"/settings", c.signedIn(c.inNamespace(c.agentSettings)))
+	m.HandleFunc("POST "+agent+"/settings", c.signedIn(c.inNamespace(c.updateAgentSettings)))
 	m.HandleFunc("POST "+agent+"/deploy", c.signedIn(c.inNamespace(c.deployAgent)))
 	m.HandleFunc("POST "+agent+"/stop", c.signedIn(c.inNamespace(c.stopAgent)))
 	m.HandleFunc("POST "+agent+"/delete", c.signedIn(c.inNamespace(c.deleteAgent)))
@@ -53,10 +55,32 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+ns+"/secrets/{sec}/delete", c.signedIn(c.inNamespace(c.deleteSecret)))
 
 	m.HandleFunc("GET "+ns+"/presets", c.signedIn(c.inNamespace(c.presets)))
-	m.HandleFunc("GET "+ns+"/iam", c.signedIn(c.inNamespace(c.iamPage)))
-	m.HandleFunc("POST "+ns+"/iam/roles", c.signedIn(c.inNamespace(c.createRole)))
-	m.HandleFunc("POST "+ns+"/iam/bindings", c.signedIn(c.inNamespace(c.createBinding)))
-	m.HandleFunc("POST "+ns+"/iam/bindings/{binding}/delete", c.signedIn(c.inNamespace(c.deleteBinding)))
+	m.HandleFunc("POST "+ns+"/presets", c.signedIn(c.inNamespace(c.createPreset)))
+	m.HandleFunc("GET "+ns+"/presets/{preset}", c.signedIn(c.inNamespace(c.presetPage)))
+	m.HandleFunc("POST "+ns+"/presets/{preset}", c.signedIn(c.inNamespace(c.updatePreset)))
+	m.HandleFunc("POST "+ns+"/presets/{preset}/delete", c.signedIn(c.inNamespace(c.deletePreset)))
+
+	m.HandleFunc("GET "+ns+"/service-accounts", c.signedIn(c.inNamespace(c.serviceAccounts)))
+	m.HandleFunc("POST "+ns+"/service-accounts", c.signedIn(c.inNamespace(c.createServiceAccount)))
+	m.HandleFunc("GET "+ns+"/service-accounts/{sa}", c.signedIn(c.inNamespace(c.serviceAccountPage)))
+	m.HandleFunc("POST "+ns+"/service-accounts/{sa}/credential", c.signedIn(c.inNamespace(c.issueCredential)))
+	m.HandleFunc("POST "+ns+"/service-accounts/{sa}/delete", c.signedIn(c.inNamespace(c.deleteServiceAccount)))
+
+	m.HandleFunc("GET "+ns+"/credential-sources", c.signedIn(c.inNamespace(c.credentialSources)))
+	m.HandleFunc("POST "+ns+"/credential-sources", c.signedIn(c.inNamespace(c.createCredentialSource)))
+	m.HandleFunc("GET "+ns+"/credential-sources/{cs}", c.signedIn(c.inNamespace(c.credentialSourcePage)))
+	m.HandleFunc("POST "+ns+"/credential-sources/{cs}", c.signedIn(c.inNamespace(c.updateCredentialSource)))
+	m.HandleFunc("POST "+ns+"/credential-sources/{cs}/delete", c.signedIn(c.inNamespace(c.deleteCredentialSource)))
+	// Access: the same pages at a Namespace's scope and the installation's.
+	for base, scoped := range map[string]func(nsPage) func(http.ResponseWriter, *http.Request, *session){ns: c.inNamespace, strings.TrimSuffix(Prefix, "/"): atInstallation} {
+		m.HandleFunc("GET "+base+"/iam", c.signedIn(scoped(c.iamPage)))
+		m.HandleFunc("POST "+base+"/iam/roles", c.signedIn(scoped(c.createRole)))
+		m.HandleFunc("POST "+base+"/iam/roles/{role}/delete", c.signedIn(scoped(c.iamRemove("role", c.app.DeleteRole))))
+		m.HandleFunc("POST "+base+"/iam/bindings", c.signedIn(scoped(c.createBinding)))
+		m.HandleFunc("POST "+base+"/iam/bindings/{binding}/delete", c.signedIn(scoped(c.iamRemove("binding", c.app.DeleteBinding))))
+		m.HandleFunc("POST "+base+"/iam/restrictions", c.signedIn(scoped(c.createRestriction)))
+		m.HandleFunc("POST "+base+"/iam/restrictions/{restriction}/delete", c.signedIn(scoped(c.iamRemove("restriction", c.app.DeleteRestriction))))
+	}
 
 	m.HandleFunc("GET "+Prefix+"audit", c.signedIn(c.auditLog))
 	m.HandleFunc("GET "+Prefix+"keys", c.signedIn(c.keys))

@@ -12,7 +12,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/openclaw/occ/internal/backends"
+	"github.com/openclaw/occ/internal/backends/backendstest"
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/credgateway/credgatewaytest"
 
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -20,12 +23,12 @@ import (
 
 // bootConsole starts occ (fake gateway) on a port of its own whose public
 // origin is the address a browser opens, and a headless Chromium.
-func bootConsole(t *testing.T, driver compute.Driver) (*env, string, context.Context) {
+func bootConsole(t *testing.T, driver compute.Driver, opts ...func(*server.Main)) (*env, string, context.Context) {
 	t.Helper()
 	chromium := chromiumBinary(t)
 	listen := freePort(t)
 	site := "http://" + listen
-	e := boot(t, storetest.URL(t, "sqlite"), driver, func(m *server.Main) { m.Config.Listen, m.Config.PublicOrigin = listen, site })
+	e := boot(t, storetest.URL(t, "sqlite"), driver, append(opts, func(m *server.Main) { m.Config.Listen, m.Config.PublicOrigin = listen, site })...)
 	alloc, cancel := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900))...)
 	t.Cleanup(cancel)
@@ -122,11 +125,14 @@ func TestConsoleBrowserJourney(t *testing.T) {
 		submit("/secrets"), waitText("Created."))
 	cfg := e.call("GET", d.path("/configurations"), e.admin, nil).list()[0].(map[string]any)["id"].(string)
 	secret := e.call("GET", d.path("/secrets"), e.admin, nil).list()[0].(map[string]any)["id"].(string)
+	do(t, ctx, "create a Preset", chromedp.Click(chromedp.CSS(`nav a[href$="/presets"]`)), chromedp.WaitVisible(chromedp.CSS("#p-name")),
+		chromedp.SendKeys(chromedp.CSS("#p-name"), "support-preset"), chromedp.SetValue(chromedp.CSS("#l-method"), "api_key"),
+		chromedp.SetValue(chromedp.CSS("#l-secret"), secret), submit("/presets"), waitText("Created."))
 
 	do(t, ctx, "create an Agent", chromedp.Click(chromedp.CSS(`nav a[href$="/agents"]`)), chromedp.Click(chromedp.CSS(`a[href$="/agents/new"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#a-name")), chromedp.SendKeys(chromedp.CSS("#a-name"), "helpdesk"),
-		chromedp.SetValue(chromedp.CSS("#a-cfg"), cfg), chromedp.SetValue(chromedp.CSS("#a-method"), "api_key"),
-		chromedp.SetValue(chromedp.CSS("#a-secret"), secret), chromedp.Click(chromedp.CSS(`#set-AGENTS\.md`)),
+		chromedp.SetValue(chromedp.CSS("#l-cfg"), cfg), chromedp.SetValue(chromedp.CSS("#l-method"), "api_key"),
+		chromedp.SetValue(chromedp.CSS("#l-secret"), secret), chromedp.Click(chromedp.CSS(`#set-AGENTS\.md`)),
 		chromedp.SetValue(chromedp.CSS(`#file-AGENTS\.md`), "Answer support questions.\n"),
 		submit("/agents"), waitText("Last deployment"))
 	agents := e.call("GET", d.path("/agents"), e.admin, nil).list()
@@ -136,7 +142,7 @@ func TestConsoleBrowserJourney(t *testing.T) {
 	agent := agents[0].(map[string]any)
 	// The Agent's service principal may use the Secret: a role and a
 	// binding made on the Access page.
-	do(t, ctx, "create a role", chromedp.Click(chromedp.CSS(`nav a[href$="/iam"]`)), chromedp.WaitVisible(chromedp.CSS("#r-name")),
+	do(t, ctx, "create a role", chromedp.Click(chromedp.CSS(`nav a[href="`+nsPath+`/iam"]`)), chromedp.WaitVisible(chromedp.CSS("#r-name")),
 		chromedp.SendKeys(chromedp.CSS("#r-name"), "secret-operators"), chromedp.SendKeys(chromedp.CSS("#r-perms"), "secret:operate"),
 		submit("/iam/roles"), waitText("Created."))
 	var role string
@@ -148,6 +154,8 @@ func TestConsoleBrowserJourney(t *testing.T) {
 	do(t, ctx, "bind the Agent's principal", chromedp.SendKeys(chromedp.CSS("#b-principal"), agent["servicePrincipalId"].(string)),
 		chromedp.SetValue(chromedp.CSS("#b-role"), role), submit("/iam/bindings"), waitText("Created."))
 
+	do(t, ctx, "save the Agent's settings", chromedp.Navigate(site+nsPath+"/agents/"+agent["id"].(string)+"/settings"),
+		chromedp.WaitVisible(chromedp.CSS("#l-cfg")), submit("/settings"), waitText("Saved."))
 	do(t, ctx, "deploy and watch the timeline", chromedp.Navigate(site+nsPath+"/agents/"+agent["id"].(string)), submit("/deploy"),
 		chromedp.WaitVisible(chromedp.CSS("#timeline")),
 		waitJS(`document.querySelector('#timeline li[data-status="succeeded"]') !== null`))
@@ -229,8 +237,20 @@ func TestConsoleScreenshots(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e, site, ctx := bootConsole(t, nil)
+	fake := backendstest.New(t)
+	e, site, ctx := bootConsole(t, nil, withBackend(fake.Backend("chatgpt-main")), withGateway(credgatewaytest.New(t).URL),
+		withBackendClient(&backends.HTTP{Timeout: time.Second}))
 	d, agent := seedConsole(t, e)
+	sa := e.call("POST", d.path("/service-accounts"), e.admin, map[string]any{"name": "codex-bot", "backendId": "chatgpt-main"}).data()["id"].(string)
+	e.call("POST", d.path("/service-accounts/"+sa+"/credentials"), e.admin, nil)
+	e.call("POST", d.path("/service-accounts"), e.admin, map[string]any{"name": "codex-spare", "backendId": "chatgpt-main"})
+	cs := e.call("POST", d.path("/credential-sources"), e.admin, map[string]any{"name": "openai-team", "type": "openai",
+		"config": map[string]any{"organization": "acme"}, "secrets": map[string]any{"apiKey": map[string]any{"kind": "secret", "namespaceId": d.ns, "id": d.secret}}})
+	if cs.Status != 201 {
+		t.Fatalf("seed a Credential Source = %d %v", cs.Status, cs.Body)
+	}
+	preset := e.call("POST", d.path("/presets"), e.admin, map[string]any{"name": "dedicated-codex", "executionMode": "dedicated",
+		"plugins": map[string]any{"google-calendar@openai-curated-remote": map[string]any{"approvalPolicy": "write_actions"}}}).data()["id"].(string)
 	rev := d.deploy(t, agent)
 	d.waitDeployment(t, agent, rev)
 	if r := e.call("PUT", d.path("/agents/"+agent+"/workspace/files/SOUL.md"), e.admin, map[string]any{"content": "Be kind.\nBe brief.\n"}); r.Status != 200 {
@@ -253,6 +273,13 @@ func TestConsoleScreenshots(t *testing.T) {
 		{"12-access", ns + "/iam"},
 		{"13-presets", ns + "/presets"},
 		{"14-service-keys", "/console/keys"},
+		{"15-service-accounts", ns + "/service-accounts"},
+		{"16-service-account", ns + "/service-accounts/" + sa},
+		{"17-credential-sources", ns + "/credential-sources"},
+		{"18-credential-source", ns + "/credential-sources/" + cs.data()["id"].(string)},
+		{"19-agent-settings", a + "/settings"},
+		{"20-installation-access", "/console/iam"},
+		{"21-preset", ns + "/presets/" + preset},
 	}
 	for i, p := range pages {
 		if i == 1 {

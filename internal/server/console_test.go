@@ -502,7 +502,10 @@ func TestConsoleCreateAgentDefaults(t *testing.T) {
 		t.Fatalf("workspaceDefaultsId on the form = %q", form.Get("workspaceDefaultsId"))
 	}
 	for _, a := range p.all("textarea") {
-		name := strings.TrimPrefix(attr(a, "name"), "file-")
+		name, ok := strings.CutPrefix(attr(a, "name"), "file-")
+		if !ok {
+			continue
+		}
 		content := ""
 		if a.FirstChild != nil {
 			content = a.FirstChild.Data
