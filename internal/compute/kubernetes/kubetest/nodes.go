@@ -22,15 +22,7 @@ const podCIDR = "10.244.0.1/16"
 // startNodes starts kube-controller-manager, kube-scheduler and kwok, then
 // registers n nodes and waits until kwok reports each Ready.
 func (c *Cluster) startNodes(ctx context.Context, n int) error {
-	if err := c.startController(ctx, "kube-controller-manager", "system:kube-controller-manager",
-		"--cluster-name=kubetest",
-		"--service-account-private-key-file="+c.path("service-account.key"),
-		"--root-ca-file="+c.path("ca.crt"),
-		"--use-service-account-credentials=true",
-	); err != nil {
-		return err
-	}
-	if err := c.startController(ctx, "kube-scheduler", "system:kube-scheduler"); err != nil {
+	if err := c.startControllers(ctx); err != nil {
 		return err
 	}
 	if err := c.installCRDs(ctx, c.apiserver); err != nil {
@@ -56,6 +48,19 @@ func (c *Cluster) startNodes(ctx context.Context, n int) error {
 		return err
 	}
 	return c.registerNodes(ctx, n)
+}
+
+// startControllers starts kube-controller-manager and kube-scheduler.
+func (c *Cluster) startControllers(ctx context.Context) error {
+	if err := c.startController(ctx, "kube-controller-manager", "system:kube-controller-manager",
+		"--cluster-name=kubetest",
+		"--service-account-private-key-file="+c.path("service-account.key"),
+		"--root-ca-file="+c.path("ca.crt"),
+		"--use-service-account-credentials=true",
+	); err != nil {
+		return err
+	}
+	return c.startController(ctx, "kube-scheduler", "system:kube-scheduler")
 }
 
 // startSecure starts a component that serves HTTPS on 127.0.0.1:port (args
