@@ -79,6 +79,9 @@ func (n *realNode) startContainerd(ctx context.Context) error {
 	if n.ctr, err = cachetest.DebianProgram("ctr", "containerd"); err != nil {
 		return err
 	}
+	if err := n.createBridge(); err != nil {
+		return err
+	}
 	if err := n.writeCNIConfig(); err != nil {
 		return err
 	}
@@ -148,6 +151,23 @@ func (n *realNode) writeCNIConfig() error {
 		return err
 	}
 	return writeFile(filepath.Join(n.path("cni"), "10-kubetest.conflist"), b)
+}
+
+// createBridge creates the node's bridge with the host's address on it
+// before any Pod (the bridge plugin adopts it), so that a server for the
+// Pods can listen there from the start.
+func (n *realNode) createBridge() error {
+	_, gateway := n.lease.subnet()
+	for _, args := range [][]string{
+		{"link", "add", "name", n.lease.bridge, "type", "bridge"},
+		{"address", "add", gateway + "/24", "dev", n.lease.bridge},
+		{"link", "set", n.lease.bridge, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("kubetest: ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
 }
 
 // socket is containerd's gRPC socket.
