@@ -12,6 +12,8 @@
 // With nodes, Cluster.StartKubelet stands in for the kubelet of occ's gateway
 // Pods (it runs the fake gateway for each); Cluster.StartProxy puts a proxy
 // in front of the API server that a test takes down and brings back.
+// WithRealNode instead runs one real node (kubelet, containerd, runc, a CNI
+// bridge) whose Pods run real containers of images the test imports.
 //
 // The binaries come from the directory named by OCC_TEST_KUBE_ASSETS, which
 // scripts/test sets. Without it every function here fails the test with a
@@ -40,8 +42,8 @@ import (
 )
 
 // AssetsEnv names the environment variable holding the directory with the
-// kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok and
-// helm binaries (the directory `scripts/kube-assets` prints).
+// kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubelet,
+// kwok and helm binaries (the directory `scripts/kube-assets` prints).
 const AssetsEnv = "OCC_TEST_KUBE_ASSETS"
 
 // ContextName is the name of the context (and cluster) in every kubeconfig
