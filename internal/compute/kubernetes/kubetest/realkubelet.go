@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,7 +32,7 @@ func (n *realNode) kubeletConfig(port, healthzPort int, certFile, keyFile string
 	return map[string]any{
 		"apiVersion":                  "kubelet.config.k8s.io/v1beta1",
 		"kind":                        "KubeletConfiguration",
-		"address":                     "127.0.0.1",
+		"address":                     n.address(),
 		"port":                        port,
 		"readOnlyPort":                0,
 		"healthzBindAddress":          "127.0.0.1",
@@ -63,6 +64,14 @@ func (n *realNode) kubeletConfig(port, healthzPort int, certFile, keyFile string
 	}
 }
 
+// address is the node's address: the host's on the node's bridge (kubelet
+// refuses a loopback node IP); kubelet serves there, and the API server
+// reaches it there for port-forwards and logs.
+func (n *realNode) address() string {
+	_, gateway := n.lease.subnet()
+	return gateway
+}
+
 // startKubelet starts kubelet v1.37.2 from the kube-assets directory as the
 // node (a client certificate of the cluster's CA, in system:masters: the
 // API server authorizes with RBAC only) and waits until the node is Ready.
@@ -75,7 +84,7 @@ func (n *realNode) startKubelet(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	certFile, keyFile, err := n.c.servingCert("kubelet", nil)
+	certFile, keyFile, err := n.c.servingCert("kubelet", []net.IP{net.ParseIP(n.address())})
 	if err != nil {
 		return err
 	}
@@ -101,7 +110,7 @@ func (n *realNode) startKubelet(ctx context.Context) error {
 		"--root-dir="+n.path("kubelet"),
 		"--cert-dir="+n.path("kubelet-pki"),
 		"--hostname-override="+n.name,
-		"--node-ip=127.0.0.1",
+		"--node-ip="+n.address(),
 		"--v=2",
 	)
 	if err != nil {

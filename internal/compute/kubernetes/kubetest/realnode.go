@@ -67,8 +67,7 @@ func (c *Cluster) BridgeAddress() string {
 	if c.realNode == nil {
 		return ""
 	}
-	_, gw := c.realNode.lease.subnet()
-	return gw
+	return c.realNode.address()
 }
 
 func (n *realNode) path(name string) string { return filepath.Join(n.dir, name) }
