@@ -31,7 +31,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openclaw/occ/internal/cachetest"
+	"github.com/openclaw/occ/internal/compute/hosttest"
 	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
@@ -187,7 +187,7 @@ func (d *Daemon) name() string {
 // install finds a program, installing its Debian package when it is
 // missing and this process is root.
 func install(program, pkg string) (string, error) {
-	p, err := cachetest.DebianProgram(program, pkg)
+	p, err := hosttest.DebianProgram(program, pkg)
 	if err != nil {
 		return "", fmt.Errorf("dockertest: %w", err)
 	}

@@ -1,6 +1,6 @@
 package dockertest
 
-import "github.com/openclaw/occ/internal/cachetest"
+import "github.com/openclaw/occ/internal/compute/hosttest"
 
 // storageDriver names the storage driver a daemon under dir uses: the
 // overlay one (dockerd's overlay2, Podman's overlay) when the kernel can
@@ -9,7 +9,7 @@ import "github.com/openclaw/occ/internal/cachetest"
 // image (about 1.2 GB) costs minutes per container on a busy machine; an
 // overlay shares the image's layers and starts a container at once.
 func storageDriver(dir string, podman bool) string {
-	if !cachetest.OverlayMounts(dir) {
+	if !hosttest.OverlayMounts(dir) {
 		return "vfs"
 	}
 	if podman {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/openclaw/occ/internal/cachetest"
+	"github.com/openclaw/occ/internal/compute/hosttest"
 )
 
 // cniBinDir is where Debian's containernetworking-plugins puts the plugins.
@@ -65,18 +65,18 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 // startContainerd writes the CNI configuration and containerd's, starts
 // containerd and imports the pause image.
 func (n *realNode) startContainerd(ctx context.Context) error {
-	bin, err := cachetest.DebianProgram("containerd", "containerd")
+	bin, err := hosttest.DebianProgram("containerd", "containerd")
 	if err != nil {
 		return fmt.Errorf("kubetest: the real node's container runtime: %w", err)
 	}
-	runc, err := cachetest.DebianProgram("runc", "runc")
+	runc, err := hosttest.DebianProgram("runc", "runc")
 	if err != nil {
 		return fmt.Errorf("kubetest: the real node's container runtime: %w", err)
 	}
-	if _, err := cachetest.DebianProgram(filepath.Join(cniBinDir, "bridge"), "containernetworking-plugins"); err != nil {
+	if _, err := hosttest.DebianProgram(filepath.Join(cniBinDir, "bridge"), "containernetworking-plugins"); err != nil {
 		return fmt.Errorf("kubetest: the real node's network: %w", err)
 	}
-	if n.ctr, err = cachetest.DebianProgram("ctr", "containerd"); err != nil {
+	if n.ctr, err = hosttest.DebianProgram("ctr", "containerd"); err != nil {
 		return err
 	}
 	if err := n.createBridge(); err != nil {
@@ -92,7 +92,7 @@ func (n *realNode) startContainerd(ctx context.Context) error {
 	// overlayfs shares an image's layers between containers; native copies
 	// the whole image for each (minutes for the real gateway image).
 	n.snapshotter = "native"
-	if cachetest.OverlayMounts(dir) {
+	if hosttest.OverlayMounts(dir) {
 		n.snapshotter = "overlayfs"
 	}
 	var cfg bytes.Buffer

@@ -1,4 +1,4 @@
-package cachetest
+package hosttest
 
 import (
 	"os"

@@ -1,4 +1,7 @@
-package cachetest
+// Package hosttest gives the compute drivers' test lanes what they need of
+// the machine: Debian packages installed when missing (as scripts/test does)
+// and whether the kernel mounts an overlay in a directory.
+package hosttest
 
 import (
 	"fmt"
@@ -29,7 +32,7 @@ func DebianProgram(program, pkg string) (string, error) {
 	if os.Geteuid() != 0 {
 		return "", fmt.Errorf("%s is missing; install Debian's %s (scripts/test does as root)", program, pkg)
 	}
-	fmt.Fprintf(os.Stderr, "cachetest: %s not found; installing the Debian package %s\n", program, pkg)
+	fmt.Fprintf(os.Stderr, "hosttest: %s not found; installing the Debian package %s\n", program, pkg)
 	for _, args := range [][]string{{"update", "-q"}, {"-o", "DPkg::Lock::Timeout=900", "install", "-y", "-q", "--no-install-recommends", pkg}} {
 		cmd := exec.Command("apt-get", args...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
