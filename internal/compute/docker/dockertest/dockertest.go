@@ -31,8 +31,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openclaw/occ/internal/compute/hosttest"
 	"github.com/openclaw/occ/internal/compute/docker"
+	"github.com/openclaw/occ/internal/compute/hosttest"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
