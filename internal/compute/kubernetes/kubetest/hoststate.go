@@ -30,6 +30,21 @@ var tunables = []string{
 	"kernel/keys/root_maxbytes",
 }
 
+// hostDirs are the directories outside the node's own that kubelet, the CNI
+// plugins and containerd's shims create (and kubelet's device-plugin
+// socket, at a fixed path): the last node out removes those that did not
+// exist before the first came, once empty (cgroup directories are empty
+// once their containers are gone).
+func hostDirs() []string {
+	dirs := []string{"/var/lib/kubelet/device-plugins/kubelet.sock", "/run/containerd/s", "/run/containerd", "/var/lib/cni/results", "/var/lib/cni",
+		"/var/lib/kubelet/device-plugins", "/var/lib/kubelet", "/var/log/containers"}
+	cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/" + k8sNamespace)
+	return append(dirs, cgroups...)
+}
+
+// absent marks, in "saved", a directory that did not exist.
+const absent = "absent"
+
 // hostLease is one node's membership: its subnet's number and its bridge.
 type hostLease struct {
 	n      int
@@ -108,6 +123,14 @@ func joinHost(bridge string) (hostLease, error) {
 				fmt.Fprintf(&b, "%s %s\n", name, strings.TrimSpace(string(v)))
 			}
 		}
+		for _, dir := range []string{"/run/containerd", "/var/lib/cni", "/var/lib/kubelet", "/var/log/containers"} {
+			if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+				fmt.Fprintf(&b, "%s %s\n", absent, dir)
+			}
+		}
+		if _, err := os.Stat("/sys/fs/cgroup/memory/" + k8sNamespace); errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(&b, "%s %s\n", absent, "cgroups")
+		}
 		if err := os.WriteFile(saved, []byte(b.String()), 0o644); err != nil {
 			return hostLease{}, err
 		}
@@ -138,11 +161,12 @@ func (l hostLease) leave() error {
 	if err != nil || len(live) > 0 {
 		return err
 	}
-	return restoreSysctls()
+	return restoreHost()
 }
 
-// restoreSysctls writes back the values in "saved" and removes it.
-func restoreSysctls() error {
+// restoreHost writes back the sysctls in "saved", removes the empty
+// directories that were absent, and removes "saved".
+func restoreHost() error {
 	saved := filepath.Join(hostStateDir, "saved")
 	b, err := os.ReadFile(saved)
 	if errors.Is(err, os.ErrNotExist) {
@@ -155,6 +179,14 @@ func restoreSysctls() error {
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		name, value, ok := strings.Cut(line, " ")
 		if !ok {
+			continue
+		}
+		if name == absent {
+			for _, dir := range hostDirs() {
+				if strings.HasPrefix(dir, value+"/") || dir == value || (value == "cgroups" && strings.HasPrefix(dir, "/sys/fs/cgroup/")) {
+					_ = os.Remove(dir) // only when empty
+				}
+			}
 			continue
 		}
 		path := filepath.Join("/proc/sys", name)
