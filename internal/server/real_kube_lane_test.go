@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -170,6 +171,25 @@ func (w *realKubeWorld) runningPod(agent string) corev1.Pod {
 	return pod
 }
 
+// dump logs what the gateway said: its Pods' container logs (through the
+// API server and kubelet) and the end of its log file in the volume.
+func (w *realKubeWorld) dump(agent string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tail := int64(100)
+	for _, p := range w.gatewayPods(agent) {
+		b, err := w.k.cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+		w.t.Logf("Pod %s (phase %s, conditions %v) log (%v):\n%s", p.Name, p.Status.Phase, p.Status.Conditions, err, b)
+	}
+	if _, dir := w.claim(agent); dir != "" {
+		log, _ := os.ReadFile(filepath.Join(dir, "logs", "gateway.log"))
+		if len(log) > 20000 {
+			log = log[len(log)-20000:]
+		}
+		w.t.Logf("gateway.log:\n%s", log)
+	}
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -188,6 +208,7 @@ func (w *realKubeWorld) lifecycle(canary string) {
 	began := time.Now()
 	rev1, _ := w.deploy(agent)
 	if st, _ := w.waitDeployment(agent, rev1, 8*time.Minute); st["status"] != "succeeded" || st["error"] != nil {
+		w.dump(agent)
 		t.Fatalf("first deployment = %v; Pods %v; provider saw %v", st, w.gatewayPods(agent), w.prov.Requests())
 	}
 	t.Logf("revision 1 succeeded %s after the request", time.Since(began).Round(time.Millisecond))
@@ -225,6 +246,7 @@ func (w *realKubeWorld) lifecycle(canary string) {
 	began = time.Now()
 	rev2, _ := w.deploy(agent)
 	if st, _ := w.waitDeployment(agent, rev2, 8*time.Minute); st["status"] != "succeeded" {
+		w.dump(agent)
 		t.Fatalf("second deployment = %v; Pods %v", st, w.gatewayPods(agent))
 	}
 	t.Logf("revision 2 succeeded %s after the request", time.Since(began).Round(time.Millisecond))
