@@ -144,21 +144,26 @@ func (c *Cluster) registerNodes(ctx context.Context, n int) error {
 	kwok := c.procs[len(c.procs)-1]
 	for _, name := range c.nodes {
 		if err := kwok.waitFor(ctx, "reporting node "+name+" Ready", func(ctx context.Context) error {
-			node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			for _, cond := range node.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("%w: node %s has conditions %v", errNotReady, name, node.Status.Conditions)
+			return nodeReady(ctx, client, name)
 		}); err != nil {
 			return err
 		}
 	}
 	return c.awaitScheduling(ctx, client)
+}
+
+// nodeReady reports, as an error, why the node is not Ready yet.
+func nodeReady(ctx context.Context, client kubernetes.Interface, name string) error {
+	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotReady, err)
+	}
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: node %s has conditions %v", errNotReady, name, node.Status.Conditions)
 }
 
 // awaitScheduling waits until the scheduler places a probe Pod on a node:

@@ -3,12 +3,8 @@ package kubetest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // cgroupDriver is the cgroup driver of this machine's containers: systemd's
@@ -122,15 +118,6 @@ func (n *realNode) startKubelet(ctx context.Context) error {
 		return err
 	}
 	return p.waitFor(ctx, "reporting node "+n.name+" Ready", func(ctx context.Context) error {
-		node, err := client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
-		if err != nil {
-			return fmt.Errorf("%w: %v", errNotReady, err)
-		}
-		for _, cond := range node.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				return nil
-			}
-		}
-		return fmt.Errorf("%w: node %s has conditions %v", errNotReady, n.name, node.Status.Conditions)
+		return nodeReady(ctx, client, n.name)
 	})
 }
