@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/openclaw/occ/internal/compute/docker"
+	"github.com/openclaw/occ/internal/compute/hosttest"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
@@ -186,21 +187,11 @@ func (d *Daemon) name() string {
 // install finds a program, installing its Debian package when it is
 // missing and this process is root.
 func install(program, pkg string) (string, error) {
-	if p, err := exec.LookPath(program); err == nil {
-		return p, nil
+	p, err := hosttest.DebianProgram(program, pkg)
+	if err != nil {
+		return "", fmt.Errorf("dockertest: %w", err)
 	}
-	if os.Geteuid() != 0 {
-		return "", fmt.Errorf("dockertest: %s is not on PATH; install Debian's %s (scripts/test does as root)", program, pkg)
-	}
-	fmt.Fprintf(os.Stderr, "dockertest: %s not found; installing the Debian package %s\n", program, pkg)
-	for _, args := range [][]string{{"update", "-q"}, {"install", "-y", "-q", "--no-install-recommends", pkg}} {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("dockertest: apt-get %s: %v\n%s", strings.Join(args, " "), err, b)
-		}
-	}
-	return exec.LookPath(program)
+	return p, nil
 }
 
 func (d *Daemon) socket() string { return filepath.Join(d.dir, "docker.sock") }

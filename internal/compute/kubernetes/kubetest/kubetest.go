@@ -12,6 +12,8 @@
 // With nodes, Cluster.StartKubelet stands in for the kubelet of occ's gateway
 // Pods (it runs the fake gateway for each); Cluster.StartProxy puts a proxy
 // in front of the API server that a test takes down and brings back.
+// WithRealNode instead runs one real node (kubelet, containerd, runc, a CNI
+// bridge) whose Pods run real containers of images the test imports.
 //
 // The binaries come from the directory named by OCC_TEST_KUBE_ASSETS, which
 // scripts/test sets. Without it every function here fails the test with a
@@ -35,12 +37,13 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
 // AssetsEnv names the environment variable holding the directory with the
-// kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kwok and
-// helm binaries (the directory `scripts/kube-assets` prints).
+// kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubelet,
+// kwok and helm binaries (the directory `scripts/kube-assets` prints).
 const AssetsEnv = "OCC_TEST_KUBE_ASSETS"
 
 // ContextName is the name of the context (and cluster) in every kubeconfig
@@ -67,6 +70,7 @@ type Cluster struct {
 	procs      []*process // in start order
 	apiserver  *process
 	nodes      []string
+	realNode   *realNode // WithRealNode's node, stopped first
 	stopOnce   sync.Once
 }
 
@@ -74,7 +78,8 @@ type Cluster struct {
 type Option func(*options)
 
 type options struct {
-	nodes int
+	nodes    int
+	realNode bool
 }
 
 // WithNodes also starts kube-controller-manager, kube-scheduler and kwok, and
@@ -115,12 +120,18 @@ func New(opts ...Option) (*Cluster, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	if o.nodes != 0 && o.realNode {
+		return nil, errors.New("kubetest: WithNodes and WithRealNode cannot be combined")
+	}
 	if o.nodes < 0 {
 		return nil, fmt.Errorf("kubetest: WithNodes(%d): the number of nodes cannot be negative", o.nodes)
 	}
 	need := []string{"etcd", "kube-apiserver"}
 	if o.nodes > 0 {
 		need = append(need, "kube-controller-manager", "kube-scheduler", "kwok", "kwok-stages.yaml", "kwok-crds.yaml")
+	}
+	if o.realNode {
+		need = append(need, "kube-controller-manager", "kube-scheduler", "kubelet")
 	}
 	assets, err := assetDir(need)
 	if err != nil {
@@ -199,6 +210,11 @@ func start(assets string, o options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
+	if o.realNode {
+		if err := c.startRealNode(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -206,6 +222,9 @@ func start(assets string, o options) (_ *Cluster, err error) {
 // cluster's directory. It may be called more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		if c.realNode != nil {
+			c.realNode.stop()
+		}
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			c.procs[i].stop(stopGrace)
 		}
@@ -243,14 +262,26 @@ func (c *Cluster) asset(name string) string {
 	return filepath.Join(c.assets, name)
 }
 
-// run starts a component and records it for Stop.
+// run starts a component of the kube-assets directory and records it for
+// Stop.
 func (c *Cluster) run(name string, args ...string) (*process, error) {
-	p, err := startProcess(c.dir, name, c.asset(name), args...)
+	return c.runAs(name, c.asset(name), args...)
+}
+
+// runAs starts the program bin as the component name and records it for
+// Stop.
+func (c *Cluster) runAs(name, bin string, args ...string) (*process, error) {
+	p, err := startProcess(c.dir, name, bin, args...)
 	if err != nil {
 		return nil, err
 	}
 	c.procs = append(c.procs, p)
 	return p, nil
+}
+
+// client is a clientset of the admin.
+func (c *Cluster) client() (*kubernetes.Clientset, error) {
+	return kubernetes.NewForConfig(c.admin)
 }
 
 // clientCert writes a client certificate for user name in groups and returns

@@ -22,15 +22,7 @@ const podCIDR = "10.244.0.1/16"
 // startNodes starts kube-controller-manager, kube-scheduler and kwok, then
 // registers n nodes and waits until kwok reports each Ready.
 func (c *Cluster) startNodes(ctx context.Context, n int) error {
-	if err := c.startController(ctx, "kube-controller-manager", "system:kube-controller-manager",
-		"--cluster-name=kubetest",
-		"--service-account-private-key-file="+c.path("service-account.key"),
-		"--root-ca-file="+c.path("ca.crt"),
-		"--use-service-account-credentials=true",
-	); err != nil {
-		return err
-	}
-	if err := c.startController(ctx, "kube-scheduler", "system:kube-scheduler"); err != nil {
+	if err := c.startControllers(ctx); err != nil {
 		return err
 	}
 	if err := c.installCRDs(ctx, c.apiserver); err != nil {
@@ -56,6 +48,19 @@ func (c *Cluster) startNodes(ctx context.Context, n int) error {
 		return err
 	}
 	return c.registerNodes(ctx, n)
+}
+
+// startControllers starts kube-controller-manager and kube-scheduler.
+func (c *Cluster) startControllers(ctx context.Context) error {
+	if err := c.startController(ctx, "kube-controller-manager", "system:kube-controller-manager",
+		"--cluster-name=kubetest",
+		"--service-account-private-key-file="+c.path("service-account.key"),
+		"--root-ca-file="+c.path("ca.crt"),
+		"--use-service-account-credentials=true",
+	); err != nil {
+		return err
+	}
+	return c.startController(ctx, "kube-scheduler", "system:kube-scheduler")
 }
 
 // startSecure starts a component that serves HTTPS on 127.0.0.1:port (args
@@ -139,21 +144,26 @@ func (c *Cluster) registerNodes(ctx context.Context, n int) error {
 	kwok := c.procs[len(c.procs)-1]
 	for _, name := range c.nodes {
 		if err := kwok.waitFor(ctx, "reporting node "+name+" Ready", func(ctx context.Context) error {
-			node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			for _, cond := range node.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("%w: node %s has conditions %v", errNotReady, name, node.Status.Conditions)
+			return nodeReady(ctx, client, name)
 		}); err != nil {
 			return err
 		}
 	}
 	return c.awaitScheduling(ctx, client)
+}
+
+// nodeReady reports, as an error, why the node is not Ready yet.
+func nodeReady(ctx context.Context, client kubernetes.Interface, name string) error {
+	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotReady, err)
+	}
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: node %s has conditions %v", errNotReady, name, node.Status.Conditions)
 }
 
 // awaitScheduling waits until the scheduler places a probe Pod on a node:
