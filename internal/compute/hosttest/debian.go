@@ -33,7 +33,7 @@ func DebianProgram(program, pkg string) (string, error) {
 		return "", fmt.Errorf("%s is missing; install Debian's %s (scripts/test does as root)", program, pkg)
 	}
 	fmt.Fprintf(os.Stderr, "hosttest: %s not found; installing the Debian package %s\n", program, pkg)
-	for _, args := range [][]string{{"update", "-q"}, {"-o", "DPkg::Lock::Timeout=900", "install", "-y", "-q", "--no-install-recommends", pkg}} {
+	for _, args := range [][]string{{"-o", "DPkg::Lock::Timeout=900", "update", "-q"}, {"-o", "DPkg::Lock::Timeout=900", "install", "-y", "-q", "--no-install-recommends", pkg}} {
 		cmd := exec.Command("apt-get", args...)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		if b, err := cmd.CombinedOutput(); err != nil {
