@@ -21,15 +21,20 @@ func dedicatedTestSpec() compute.RevisionSpec {
 		Document:   map[string]any{"agents": map[string]any{"defaults": map[string]any{"model": map[string]any{"primary": "openai/gpt-5.4"}}}}}
 }
 
+// dedicatedDriver is a driver whose image runs dedicated Codex.
+func dedicatedDriver(t *testing.T) *Driver {
+	return newTestDriver(t, func(o *Options) {
+		o.DedicatedCodex = true
+		o.HarnessResources = Resources{RequestsCPU: "100m", RequestsMemory: "768Mi", LimitsCPU: "4", LimitsMemory: "6Gi"}
+	})
+}
+
 func TestDedicatedCodexCapabilities(t *testing.T) {
 	t.Parallel()
 	if r := newTestDriver(t).Capabilities().Refusal("kubernetes", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated}); r == nil || r.Code != occ.DeployExecutionModeUnsupported {
 		t.Errorf("without dedicatedCodex: refusal %+v, want %s", r, occ.DeployExecutionModeUnsupported)
 	}
-	d := newTestDriver(t, func(o *Options) {
-		o.DedicatedCodex = true
-		o.HarnessResources = Resources{RequestsCPU: "100m", RequestsMemory: "768Mi", LimitsCPU: "4", LimitsMemory: "6Gi"}
-	})
+	d := dedicatedDriver(t)
 	for _, m := range []string{occ.HarnessAPIKey, occ.HarnessCodexPAT, occ.HarnessChatGPTServiceAccount, occ.HarnessCredentialSource} {
 		if r := d.Capabilities().Refusal("kubernetes", occ.RevisionNeeds{ExecutionMode: occ.ExecutionDedicated, HarnessAuthMethod: m}); r != nil {
 			t.Errorf("dedicated %s refused: %+v", m, r)
@@ -56,10 +61,7 @@ func TestDedicatedCodexCapabilities(t *testing.T) {
 // Codex home is the harness's alone.
 func TestDedicatedCodexPodObjects(t *testing.T) {
 	t.Parallel()
-	d := newTestDriver(t, func(o *Options) {
-		o.DedicatedCodex = true
-		o.HarnessResources = Resources{RequestsCPU: "100m", RequestsMemory: "768Mi", LimitsCPU: "4", LimitsMemory: "6Gi"}
-	})
+	d := dedicatedDriver(t)
 	spec := dedicatedTestSpec()
 	login, secret, held := compute.CodexLogin(spec.HarnessEnv)
 	if held != nil || secret != "sk-canary-model-key" {
@@ -221,10 +223,7 @@ func TestDedicatedCodexHarnessVerdicts(t *testing.T) {
 // held before anything is applied.
 func TestDedicatedCodexLoginByMethod(t *testing.T) {
 	t.Parallel()
-	d := newTestDriver(t, func(o *Options) {
-		o.DedicatedCodex = true
-		o.HarnessResources = Resources{RequestsCPU: "100m", RequestsMemory: "768Mi", LimitsCPU: "4", LimitsMemory: "6Gi"}
-	})
+	d := dedicatedDriver(t)
 	cases := []struct {
 		name   string
 		env    map[string]string
