@@ -223,8 +223,16 @@ func (w *realKubeWorld) lifecycle(canary string) {
 	t.Logf("Pod %s at %s; state volume %s", pod1.Name, pod1.Status.PodIP, volDir)
 
 	// Live workspace files through occ, in the claim's volume.
-	if r := e.call("PUT", w.path("/agents/"+agent+"/workspace/files/AGENTS.md"), e.admin, map[string]any{"content": initial}); r.Status != 200 {
-		t.Fatalf("PUT AGENTS.md = %d %v", r.Status, r.Body)
+	// A gateway Pod that is not Ready at this moment (its readiness probe,
+	// a Node.js process, can outlast its bound on a loaded node) answers
+	// 503 DEPENDENCY_UNAVAILABLE, which a user retries.
+	var put resp
+	w.waitUntil("the workspace reachable", 2*time.Minute, func() bool {
+		put = e.call("PUT", w.path("/agents/"+agent+"/workspace/files/AGENTS.md"), e.admin, map[string]any{"content": initial})
+		return put.Status != 503 || put.code() != "DEPENDENCY_UNAVAILABLE"
+	})
+	if put.Status != 200 {
+		t.Fatalf("PUT AGENTS.md = %d %v", put.Status, put.Body)
 	}
 	w.liveFiles(agent, volDir, initial)
 	w.diagnose(agent, rev1, "succeeded")

@@ -105,6 +105,17 @@ func gatewaySelector(a compute.AgentRef) map[string]string {
 	return map[string]string{LabelManagedBy: ManagedBy, LabelAgent: a.AgentID, LabelRole: RoleGateway}
 }
 
+// readyProbe is a container's readiness probe: its /readyz on loopback,
+// asked by a new Node.js process. Starting one takes seconds on a busy
+// node, so it is asked every 10 s with 10 s to answer, and three failures
+// in a row make the Pod not ready (with 5 s and 3 s, a loaded node's
+// gateway flapped between ready and not ready, and its live workspace
+// files answered 503 meanwhile).
+func readyProbe(port int) *corev1ac.ProbeApplyConfiguration {
+	return corev1ac.Probe().WithPeriodSeconds(10).WithTimeoutSeconds(10).WithFailureThreshold(3).
+		WithExec(corev1ac.ExecAction().WithCommand("node", "-e", readyProbeScript(port)))
+}
+
 // readyProbeScript asks the gateway's own /readyz on loopback (the gateway
 // may listen on loopback only, where a kubelet HTTP probe cannot reach).
 func readyProbeScript(port int) string {
@@ -146,8 +157,7 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, plan *HarnessPlan, 
 			corev1ac.VolumeMount().WithName("config").WithMountPath(ConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName("state").WithMountPath(DataDir),
 			corev1ac.VolumeMount().WithName("tmp").WithMountPath("/tmp")).
-		WithReadinessProbe(corev1ac.Probe().WithPeriodSeconds(5).WithTimeoutSeconds(3).
-			WithExec(corev1ac.ExecAction().WithCommand("node", "-e", readyProbeScript(d.o.GatewayPort)))).
+		WithReadinessProbe(readyProbe(d.o.GatewayPort)).
 		WithSecurityContext(restricted())
 	volumes := []*corev1ac.VolumeApplyConfiguration{
 		corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(ConfigMapName(rev))),

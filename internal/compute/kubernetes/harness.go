@@ -216,7 +216,7 @@ func (d *Driver) harnessContainer(spec compute.RevisionSpec, plan HarnessPlan) *
 	planJSON, _ := json.Marshal(plan)
 	secret := EnvSecretName(spec.RevisionRef)
 	budget := d.harnessStartupBudget()
-	const period = 2
+	const period = 5
 	return corev1ac.Container().WithName(HarnessContainerName).WithImage(d.o.GatewayImage).
 		WithImagePullPolicy(corev1.PullIfNotPresent).
 		WithRestartPolicy(corev1.ContainerRestartPolicyAlways).
@@ -234,11 +234,10 @@ func (d *Driver) harnessContainer(spec compute.RevisionSpec, plan HarnessPlan) *
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName("codex").WithMountPath(CodexDir),
 			corev1ac.VolumeMount().WithName("harness-tmp").WithMountPath("/tmp")).
-		WithStartupProbe(corev1ac.Probe().WithPeriodSeconds(period).WithTimeoutSeconds(3).
+		WithStartupProbe(corev1ac.Probe().WithPeriodSeconds(period).WithTimeoutSeconds(10).
 			WithFailureThreshold(int32(budget/time.Second/period) + 1).
 			WithExec(corev1ac.ExecAction().WithCommand("node", "-e", readyProbeScript(AppServerPort)))).
-		WithReadinessProbe(corev1ac.Probe().WithPeriodSeconds(5).WithTimeoutSeconds(3).
-			WithExec(corev1ac.ExecAction().WithCommand("node", "-e", readyProbeScript(AppServerPort)))).
+		WithReadinessProbe(readyProbe(AppServerPort)).
 		WithSecurityContext(restricted())
 }
 
