@@ -134,6 +134,9 @@ func (n *realNode) stop() {
 		}
 		n.containerd.stop(stopGrace)
 	}
+	if left := killShims(n.dir); len(left) > 0 {
+		notes = append(notes, fmt.Sprintf("killed containerd shims that outlived containerd: %v", left))
+	}
 	if err := unmountUnder(n.dir); err != nil {
 		notes = append(notes, err.Error())
 	}
