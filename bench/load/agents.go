@@ -31,11 +31,11 @@ import (
 
 // phase is one measured phase's figures.
 type phase struct {
-	name            string
-	r               result
-	cpu             float64 // occ's CPU seconds over the phase, -1 unknown
-	rss, peak       int64   // occ's VmRSS at the end and VmHWM, bytes; -1 unknown
-	requests, ofAll int
+	name      string
+	r         result
+	cpu       float64 // occ's CPU seconds over the phase, -1 unknown
+	rss, peak int64   // occ's VmRSS at the end and VmHWM, bytes; -1 unknown
+	requests  int
 }
 
 // occUse reads what occ used, when -pid names it.

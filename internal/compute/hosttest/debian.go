@@ -42,7 +42,7 @@ func DebianProgram(program, pkg string) (string, error) {
 	}
 	p, err := find(program)
 	if err != nil {
-		return "", fmt.Errorf("Debian's %s is installed but %s is still missing: %v", pkg, program, err)
+		return "", fmt.Errorf("the Debian package %s is installed but %s is still missing: %v", pkg, program, err)
 	}
 	return p, nil
 }

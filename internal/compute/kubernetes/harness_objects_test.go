@@ -142,8 +142,8 @@ func TestDedicatedCodexPodObjects(t *testing.T) {
 	if string(data[harnessCredentialKey]) != "sk-canary-model-key" || len(data[appServerTokenKey]) != 64 || string(data["SLACK_BOT_TOKEN"]) != "xoxb-canary-slack" {
 		t.Errorf("the revision's secret environment: %v", data)
 	}
-	if appServerToken("gw-token", "rev-a") == appServerToken("gw-token", "rev-b") || appServerToken("gw-token", "rev-a") != appServerToken("gw-token", "rev-a") ||
-		appServerToken("gw-token", "rev-a") == appServerToken("gw-other", "rev-a") {
+	first, again := appServerToken("gw-token", "rev-a"), appServerToken("gw-token", "rev-a")
+	if first == appServerToken("gw-token", "rev-b") || first != again || first == appServerToken("gw-other", "rev-a") {
 		t.Error("the app-server token is not per revision and Agent, or not stable")
 	}
 }
