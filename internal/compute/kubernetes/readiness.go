@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -164,12 +165,19 @@ func podState(p *corev1.Pod) int {
 }
 
 // replicaFailure reports whether the Deployment's ReplicaSet could not
-// create its Pod (a ResourceQuota forbids it, for example).
+// create its Pod (a ResourceQuota forbids it, for example). A quota whose
+// usage the quota controller has not computed yet (a Namespace made moments
+// ago) refuses Pods with "status unknown for quota" until it has: that is
+// transient, the ReplicaSet retries, and the Agent is still starting.
 func replicaFailure(dep *appsv1.Deployment) bool {
 	for _, c := range dep.Status.Conditions {
 		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
-			return true
+			return !strings.Contains(c.Message, quotaStatusUnknown)
 		}
 	}
 	return false
 }
+
+// quotaStatusUnknown is the ResourceQuota admission's refusal while a
+// quota's usage is not yet computed (k8s.io/apiserver's quota evaluator).
+const quotaStatusUnknown = "status unknown for quota"
