@@ -92,7 +92,7 @@ func TestDefaults(t *testing.T) {
 			ConvergenceTimeout: Duration(900 * time.Second),
 			MaxAttempts:        5,
 			PollInterval:       Duration(100 * time.Millisecond),
-			Concurrency:        4,
+			Concurrency:        32,
 			JobTimeout:         Duration(2 * time.Minute),
 		},
 		Auth: Auth{
@@ -163,7 +163,7 @@ runtime:
 					c.Logging.Level != "debug" || c.Runtime.NodeVersion != "25" {
 					t.Errorf("file not applied: %+v", c)
 				}
-				if c.Worker.Concurrency != 4 || c.Logging.Format != "text" {
+				if c.Worker.Concurrency != 32 || c.Logging.Format != "text" {
 					t.Errorf("defaults lost: %+v", c)
 				}
 				if c.DatabaseURL != "sqlite:///file/occ.db" || c.RuntimeDir != "/file/runtime" ||
