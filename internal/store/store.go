@@ -96,18 +96,26 @@ func WithConnector(wrap func(driver.Connector) driver.Connector) Option {
 	return func(o *options) { o.wrap = wrap }
 }
 
-// openDB opens a pool on the registered driver name, through o's wrapper
+// openDB opens a pool on the registered driver name, its connections
+// made by connector (nil: the driver's own) and then through o's wrapper
 // when there is one.
-func openDB(name, dsn string, o options) (*sql.DB, error) {
+func openDB(name, dsn string, connector func(driver.Connector) driver.Connector, o options) (*sql.DB, error) {
 	db, err := sql.Open(name, dsn)
-	if err != nil || o.wrap == nil {
+	if err != nil || (o.wrap == nil && connector == nil) {
 		return db, err
 	}
 	drv := db.Driver()
 	if err := db.Close(); err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(o.wrap(dsnConnector{dsn: dsn, drv: drv})), nil
+	var c driver.Connector = dsnConnector{dsn: dsn, drv: drv}
+	if connector != nil {
+		c = connector(c)
+	}
+	if o.wrap != nil {
+		c = o.wrap(c)
+	}
+	return sql.OpenDB(c), nil
 }
 
 // dsnConnector is a driver.Connector for any driver.
@@ -131,7 +139,7 @@ func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
-	db, err := openDB("sqlite", "file:"+path+"?"+q.Encode(), o)
+	db, err := openDB("sqlite", "file:"+path+"?"+q.Encode(), func(c driver.Connector) driver.Connector { return stmtCaching{c} }, o)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -164,7 +172,7 @@ func privateFiles(path string) error {
 }
 
 func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error) {
-	db, err := openDB("pgx", rawURL, o)
+	db, err := openDB("pgx", rawURL, nil, o) // pgx keeps its own statement cache
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
