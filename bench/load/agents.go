@@ -19,7 +19,8 @@ import (
 //
 //	create-1    -seq Agents created one at a time
 //	create-c    the rest of the -n Agents created by -c clients
-//	get         -gets GETs of random Agents by -c clients
+//	get-1       -gets GETs of random Agents by one client (latency)
+//	get-c       -gets GETs of random Agents by -c clients (throughput)
 //	page        every page of 100 Agents, walked one page at a time
 //	patch       -patches merge patches (an Agent's Configuration switched
 //	            between two), by -c clients
@@ -133,10 +134,14 @@ func agents(o options, cl *client, out io.Writer) error {
 		i, _ := rand.Int(rand.Reader, big.NewInt(int64(len(ids))))
 		return ids[i.Int64()]
 	}
-	if err := add(use.run("get", o.gets, o.c, func(int) (int, error) {
+	get := func(int) (int, error) {
 		status, _, err := cl.do("GET", base+"/agents/"+pick(), nil)
 		return okIf(status, 200, err)
-	})); err != nil {
+	}
+	if err := add(use.run("get-1", o.gets, 1, get)); err != nil {
+		return err
+	}
+	if err := add(use.run("get-c", o.gets, o.c, get)); err != nil {
 		return err
 	}
 	pages := (o.n + 99) / 100
