@@ -32,7 +32,7 @@ func (a *Authenticator) ServiceKey(ctx context.Context, key string) (occ.Caller,
 		return occ.Caller{}, occ.Unavailable(fmt.Errorf("look up service key: %w", err))
 	}
 	digest := Digest(key)
-	var found *occ.ServiceKey
+	var found *store.HeldKey
 	if len(rows) == 0 {
 		DigestEqual(digest, dummyDigest)
 	}
@@ -41,14 +41,10 @@ func (a *Authenticator) ServiceKey(ctx context.Context, key string) (occ.Caller,
 			found = &rows[i]
 		}
 	}
-	if found == nil || found.RevokedAt != nil || !a.now().Before(found.ExpiresAt) {
+	if found == nil || found.RevokedAt != nil || !a.now().Before(found.ExpiresAt) || !mayAuthenticate(found.Holder) {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
-	p, err := a.principal(ctx, found.PrincipalID)
-	if err != nil {
-		return occ.Caller{}, err
-	}
-	return occ.Caller{PrincipalID: p.ID, Kind: p.Kind, Method: occ.AuthServiceKey, KeyID: found.ID, PinnedNS: found.NamespaceID}, nil
+	return occ.Caller{PrincipalID: found.PrincipalID, Kind: found.Holder.Kind, Method: occ.AuthServiceKey, KeyID: found.ID, PinnedNS: found.NamespaceID}, nil
 }
 
 // Session verifies a session token from the cookie.
@@ -56,8 +52,8 @@ func (a *Authenticator) Session(ctx context.Context, token string) (occ.Caller, 
 	if token == "" || len(token) > 128 {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
-	s, err := a.st.SessionByDigest(ctx, Digest(token))
-	return a.session(ctx, s, err)
+	s, h, err := a.st.SessionByDigest(ctx, Digest(token))
+	return a.session(s, h, err)
 }
 
 // SessionByID verifies the session with that ID, for a credential that
@@ -67,41 +63,25 @@ func (a *Authenticator) SessionByID(ctx context.Context, id string) (occ.Caller,
 	if !occ.ValidID(occ.PrefixSession, id) {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
-	s, err := a.st.SessionByID(ctx, id)
-	return a.session(ctx, s, err)
+	s, h, err := a.st.SessionByID(ctx, id)
+	return a.session(s, h, err)
 }
 
 // session turns a looked-up session into a Caller: it must exist, be
 // neither revoked nor expired, and belong to a principal that may sign in.
-func (a *Authenticator) session(ctx context.Context, s occ.Session, err error) (occ.Caller, error) {
+func (a *Authenticator) session(s occ.Session, h store.Holder, err error) (occ.Caller, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
 	if err != nil {
 		return occ.Caller{}, occ.Unavailable(fmt.Errorf("look up session: %w", err))
 	}
-	if s.RevokedAt != nil || !a.now().Before(s.ExpiresAt) {
+	if s.RevokedAt != nil || !a.now().Before(s.ExpiresAt) || !mayAuthenticate(h) {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
-	p, err := a.principal(ctx, s.PrincipalID)
-	if err != nil {
-		return occ.Caller{}, err
-	}
-	return occ.Caller{PrincipalID: p.ID, Kind: p.Kind, Method: occ.AuthSession, SessionID: s.ID}, nil
+	return occ.Caller{PrincipalID: s.PrincipalID, Kind: h.Kind, Method: occ.AuthSession, SessionID: s.ID}, nil
 }
 
-// principal loads a principal that may authenticate: it exists, is enabled
-// and is not an Agent's service principal (a seed limitation).
-func (a *Authenticator) principal(ctx context.Context, id string) (occ.Principal, error) {
-	p, err := a.st.GetPrincipal(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return p, occ.ErrUnauthenticated
-	}
-	if err != nil {
-		return p, occ.Unavailable(fmt.Errorf("load principal: %w", err))
-	}
-	if p.Disabled || p.AgentID != "" {
-		return p, occ.ErrUnauthenticated
-	}
-	return p, nil
-}
+// mayAuthenticate reports whether a credential's principal may use it: it
+// is enabled and is not an Agent's service principal (a seed limitation).
+func mayAuthenticate(h store.Holder) bool { return !h.Disabled && h.AgentID == "" }

@@ -28,10 +28,24 @@ func (q Q) InsertServiceKey(ctx context.Context, k occ.ServiceKey) error {
 	return classify(err)
 }
 
-// ServiceKeysByLookup returns every key sharing a lookup prefix.
-func (q Q) ServiceKeysByLookup(ctx context.Context, lookup string) ([]occ.ServiceKey, error) {
-	rs, err := q.q.QueryContext(ctx, `SELECT `+keyCols+` FROM service_keys WHERE lookup = $1`, lookup)
-	return collect(rs, err, scanKey)
+// HeldKey is a service key and its Holder, read in one statement.
+type HeldKey struct {
+	occ.ServiceKey
+	Holder Holder
+}
+
+// ServiceKeysByLookup returns every key sharing a lookup prefix, each with
+// its principal's Holder (one round trip: every API request makes it).
+func (q Q) ServiceKeysByLookup(ctx context.Context, lookup string) ([]HeldKey, error) {
+	rs, err := q.q.QueryContext(ctx, `SELECT `+qualified("k", keyCols)+`, `+holderCols+` FROM service_keys k
+		JOIN principals p ON p.id = k.principal_id WHERE k.lookup = $1`, lookup)
+	return collect(rs, err, func(r rowScanner) (HeldKey, error) {
+		var h HeldKey
+		var err error
+		h.ServiceKey, err = scanKey(extraScanner{r, holderDests(&h.Holder)})
+		h.Holder.finish()
+		return h, err
+	})
 }
 
 // GetServiceKey returns one key's metadata.

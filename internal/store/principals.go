@@ -77,3 +77,22 @@ func (q Q) DeleteNamespacePrincipals(ctx context.Context, namespaceID string) ([
 func (q Q) ScopePrincipalForTest(ctx context.Context, id, namespaceID string) error {
 	return affected(q.q.ExecContext(ctx, `UPDATE principals SET namespace_id = $1 WHERE id = $2`, namespaceID, id))
 }
+
+// Holder is what authentication needs of the principal that holds a
+// credential (a service key or a session), read with the credential.
+type Holder struct {
+	Kind     occ.PrincipalKind
+	Disabled bool
+	AgentID  string // set: an Agent's service principal
+
+	disabled int
+	agent    sql.NullString
+}
+
+// holderCols are a Holder's columns of principals aliased p.
+const holderCols = `p.kind, p.disabled, p.agent_id`
+
+func holderDests(h *Holder) []any { return []any{&h.Kind, &h.disabled, &h.agent} }
+
+// finish sets the Holder's fields from the scanned columns.
+func (h *Holder) finish() { h.Disabled, h.AgentID = h.disabled != 0, str(h.agent) }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/openclaw/occ/internal/occ"
@@ -96,4 +97,22 @@ func affected(res sql.Result, err error) error {
 		return ErrNotFound
 	}
 	return nil
+}
+
+// extraScanner scans a row whose first columns are another scanner's and
+// whose last ones go to extra (a row read with a joined table's columns).
+type extraScanner struct {
+	r     rowScanner
+	extra []any
+}
+
+func (e extraScanner) Scan(dest ...any) error { return e.r.Scan(append(dest, e.extra...)...) }
+
+// qualified prefixes each column of a comma-separated list with alias.
+func qualified(alias, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i, c := range parts {
+		parts[i] = alias + "." + c
+	}
+	return strings.Join(parts, ", ")
 }

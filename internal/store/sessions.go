@@ -14,27 +14,32 @@ func (q Q) InsertSession(ctx context.Context, s occ.Session) error {
 	return classify(err)
 }
 
-// SessionByDigest finds a session by its token digest.
-func (q Q) SessionByDigest(ctx context.Context, digest string) (occ.Session, error) {
-	var s occ.Session
-	var created, expires int64
-	var revoked sql.NullInt64
-	err := q.q.QueryRowContext(ctx, `SELECT id, principal_id, digest, created_at, expires_at, revoked_at FROM sessions WHERE digest = $1`,
-		digest).Scan(&s.ID, &s.PrincipalID, &s.Digest, &created, &expires, &revoked)
-	s.CreatedAt, s.ExpiresAt, s.RevokedAt = occ.FromMillis(created), occ.FromMillis(expires), timePtr(revoked)
-	return s, classify(err)
+// SessionByDigest finds a session by its token digest, with its
+// principal's Holder.
+func (q Q) SessionByDigest(ctx context.Context, digest string) (occ.Session, Holder, error) {
+	return q.heldSession(ctx, `s.digest = $1`, digest)
 }
 
 // SessionByID finds a session by its ID (the native admin proxy's shared
-// token names its session by ID, see app.NativeAdminSession).
-func (q Q) SessionByID(ctx context.Context, id string) (occ.Session, error) {
+// token names its session by ID, see app.NativeAdminSession), with its
+// principal's Holder.
+func (q Q) SessionByID(ctx context.Context, id string) (occ.Session, Holder, error) {
+	return q.heldSession(ctx, `s.id = $1`, id)
+}
+
+// heldSession reads the session where holds and its principal's Holder in
+// one statement.
+func (q Q) heldSession(ctx context.Context, where string, arg string) (occ.Session, Holder, error) {
 	var s occ.Session
+	var h Holder
 	var created, expires int64
 	var revoked sql.NullInt64
-	err := q.q.QueryRowContext(ctx, `SELECT id, principal_id, digest, created_at, expires_at, revoked_at FROM sessions WHERE id = $1`,
-		id).Scan(&s.ID, &s.PrincipalID, &s.Digest, &created, &expires, &revoked)
+	err := q.q.QueryRowContext(ctx, `SELECT s.id, s.principal_id, s.digest, s.created_at, s.expires_at, s.revoked_at, `+holderCols+`
+		FROM sessions s JOIN principals p ON p.id = s.principal_id WHERE `+where, arg).
+		Scan(append([]any{&s.ID, &s.PrincipalID, &s.Digest, &created, &expires, &revoked}, holderDests(&h)...)...)
 	s.CreatedAt, s.ExpiresAt, s.RevokedAt = occ.FromMillis(created), occ.FromMillis(expires), timePtr(revoked)
-	return s, classify(err)
+	h.finish()
+	return s, h, classify(err)
 }
 
 // RevokeSession ends one session.
