@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"net/http/httptest"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,11 +128,10 @@ func TestAccountsServiceAccounts(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, url string) {
 		fake := backendstest.New(t)
-		gone := httptest.NewServer(nil)
-		gone.Close()
+		gone := unreachableURL(t)
 		logs := &lockedBuffer{}
 		e := boot(t, url, nil, recordLogs(logs), withBackend(fake.Backend("chatgpt-main")),
-			withBackend(backends.Backend{ID: "chatgpt-gone", Type: backends.TypeChatGPT, URL: gone.URL}),
+			withBackend(backends.Backend{ID: "chatgpt-gone", Type: backends.TypeChatGPT, URL: gone}),
 			withBackend(backends.Backend{ID: "gh", Type: backends.TypeGitHub}),
 			withBackendClient(&backends.HTTP{Timeout: time.Second}))
 		cc := canaryCheck{t: t, canary: fake.Canary}
@@ -597,4 +596,27 @@ func countRows(e *env, table string) (int, error) {
 	var n int
 	err := e.m.Store().DB().QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n)
 	return n, err
+}
+
+// unreachableURL is the URL of a port that this test holds (so no other
+// test's server can take it, as one did the port of a closed
+// httptest.Server) and whose every connection is closed before a byte of
+// an answer: a Backend there is unreachable.
+func unreachableURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + l.Addr().String()
 }
