@@ -171,13 +171,21 @@ func privateFiles(path string) error {
 	return nil
 }
 
+// postgresConns bounds one process's PostgreSQL connections.
+const postgresConns = 20
+
 func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error) {
 	db, err := openDB("pgx", rawURL, nil, o) // pgx keeps its own statement cache
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db.SetMaxOpenConns(20)
-	db.SetMaxIdleConns(10)
+	// As many idle connections as open ones: with fewer, a burst of
+	// requests closed and reopened connections all the time (503 PostgreSQL
+	// sessions for one run of bench/load's agents scenario), and each new one
+	// costs the server a process and pgx its prepared statements again.
+	// Idle ones are closed after five minutes.
+	db.SetMaxOpenConns(postgresConns)
+	db.SetMaxIdleConns(postgresConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	st, err := ping(ctx, db, Postgres)
 	if err != nil {
