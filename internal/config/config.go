@@ -488,10 +488,8 @@ type Worker struct {
 	// PollInterval is how often the worker polls for work. Default 100ms;
 	// 10ms..10s.
 	PollInterval Duration `yaml:"pollInterval"`
-	// Concurrency is the number of jobs worked at once. Default 32; 1..256.
-	// River fetches at most this many jobs per fetch, at most one fetch per
-	// 50 ms, so it bounds the worker's throughput: 4 drained 1,000 Namespace
-	// creations in 11.6 s, 32 in 0.35 s (docs/PERFORMANCE.md, "The worker").
+	// Concurrency is the number of jobs worked at once: 1..256, or 0 (the
+	// default) for the compute driver's own default, WorkerConcurrency.
 	Concurrency int `yaml:"concurrency"`
 	// JobTimeout bounds one pass of one job; it is also how long a claim on
 	// a resource outlives a killed worker. Default 2m; 1s..1h.
@@ -744,7 +742,7 @@ func defaults() *Config {
 			ConvergenceTimeout: Duration(900 * time.Second),
 			MaxAttempts:        5,
 			PollInterval:       Duration(100 * time.Millisecond),
-			Concurrency:        32,
+			Concurrency:        0, // by the compute driver: Config.WorkerConcurrency
 			JobTimeout:         Duration(2 * time.Minute),
 		},
 		Auth: Auth{
@@ -820,4 +818,21 @@ func (c *Config) SQLitePath() (string, bool) {
 		return "", false
 	}
 	return path, true
+}
+
+// WorkerConcurrency is worker.concurrency, or when that is 0 the compute
+// driver's default. River fetches at most that many jobs per fetch and at
+// most one fetch per 50 ms, so it bounds the worker's throughput: 4 drained
+// 1,000 Namespace creations in 11.6 s, 32 in 0.35 s (docs/PERFORMANCE.md,
+// "The Agent workload"). 32, but 4 for ssh: every operation on an SSH host
+// holds the host's lock, so more jobs at once only wait on it, each against
+// its worker.jobTimeout.
+func (c *Config) WorkerConcurrency() int {
+	switch {
+	case c.Worker.Concurrency != 0:
+		return c.Worker.Concurrency
+	case c.Compute.Driver == "ssh":
+		return 4
+	}
+	return 32
 }

@@ -92,7 +92,7 @@ func TestDefaults(t *testing.T) {
 			ConvergenceTimeout: Duration(900 * time.Second),
 			MaxAttempts:        5,
 			PollInterval:       Duration(100 * time.Millisecond),
-			Concurrency:        32,
+			Concurrency:        0,
 			JobTimeout:         Duration(2 * time.Minute),
 		},
 		Auth: Auth{
@@ -163,7 +163,7 @@ runtime:
 					c.Logging.Level != "debug" || c.Runtime.NodeVersion != "25" {
 					t.Errorf("file not applied: %+v", c)
 				}
-				if c.Worker.Concurrency != 32 || c.Logging.Format != "text" {
+				if c.Worker.Concurrency != 0 || c.Logging.Format != "text" {
 					t.Errorf("defaults lost: %+v", c)
 				}
 				if c.DatabaseURL != "sqlite:///file/occ.db" || c.RuntimeDir != "/file/runtime" ||
@@ -601,7 +601,7 @@ func TestValidateRanges(t *testing.T) {
 		{"limits.agentCreateBodyBytes", func(c *Config, v int64) { c.Limits.AgentCreateBodyBytes = v }, 1024, 16 << 20},
 		{"limits.workspaceFileBodyBytes", func(c *Config, v int64) { c.Limits.WorkspaceFileBodyBytes = v }, 1024, 16 << 20},
 		{"worker.maxAttempts", func(c *Config, v int64) { c.Worker.MaxAttempts = int(v) }, 1, 100},
-		{"worker.concurrency", func(c *Config, v int64) { c.Worker.Concurrency = int(v) }, 1, 256},
+		{"worker.concurrency", func(c *Config, v int64) { c.Worker.Concurrency = int(v) }, 0, 256}, // 0: the compute driver's default
 		{"auth.signInFailuresPerAccount", func(c *Config, v int64) { c.Auth.SignInFailuresPerAccount = int(v) }, 1, 1000},
 		{"auth.signInFailuresPerClient", func(c *Config, v int64) { c.Auth.SignInFailuresPerClient = int(v) }, 1, 1000},
 		{"auth.signInConcurrency", func(c *Config, v int64) { c.Auth.SignInConcurrency = int(v) }, 1, 64},
@@ -1228,4 +1228,25 @@ func TestKubernetesFile(t *testing.T) {
 	}
 	_, err = Load(Source{File: writeFile(t, "compute:\n  kubernetes:\n    namespace: occ\n")})
 	wantProblem(t, err, "compute.kubernetes.namespace", "unknown")
+}
+
+// TestWorkerConcurrency: worker.concurrency left at 0 takes the compute
+// driver's default (4 for ssh, whose operations queue on the host's lock;
+// 32 otherwise); a value set is used as it is, for any driver.
+func TestWorkerConcurrency(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		driver string
+		set    int
+		want   int
+	}{
+		{"local", 0, 32}, {"docker", 0, 32}, {"kubernetes", 0, 32}, {"ssh", 0, 4},
+		{"ssh", 16, 16}, {"local", 2, 2},
+	} {
+		cfg := Defaults()
+		cfg.Compute.Driver, cfg.Worker.Concurrency = c.driver, c.set
+		if got := cfg.WorkerConcurrency(); got != c.want {
+			t.Errorf("driver %s, worker.concurrency %d: %d jobs at once, want %d", c.driver, c.set, got, c.want)
+		}
+	}
 }

@@ -156,7 +156,9 @@ func (c *Config) Validate() error {
 	v.durationRange("worker.convergenceTimeout", c.Worker.ConvergenceTimeout, time.Second, 24*time.Hour)
 	v.intRange("worker.maxAttempts", int64(c.Worker.MaxAttempts), 1, 100)
 	v.durationRange("worker.pollInterval", c.Worker.PollInterval, 10*time.Millisecond, 10*time.Second)
-	v.intRange("worker.concurrency", int64(c.Worker.Concurrency), 1, 256)
+	if c.Worker.Concurrency != 0 { // 0: the compute driver's default
+		v.intRange("worker.concurrency", int64(c.Worker.Concurrency), 1, 256)
+	}
 	v.durationRange("worker.jobTimeout", c.Worker.JobTimeout, time.Second, time.Hour)
 	if r := c.Worker.RescueAfter; r != 0 && (r.D() <= c.Worker.JobTimeout.D() || r.D() > 2*time.Hour) {
 		v.add("worker.rescueAfter", "must be more than worker.jobTimeout (%s) and at most 2h, or 0 for the default", c.Worker.JobTimeout)
