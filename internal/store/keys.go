@@ -40,11 +40,9 @@ func (q Q) ServiceKeysByLookup(ctx context.Context, lookup string) ([]HeldKey, e
 	rs, err := q.q.QueryContext(ctx, `SELECT `+qualified("k", keyCols)+`, `+holderCols+` FROM service_keys k
 		JOIN principals p ON p.id = k.principal_id WHERE k.lookup = $1`, lookup)
 	return collect(rs, err, func(r rowScanner) (HeldKey, error) {
-		var h HeldKey
-		var err error
-		h.ServiceKey, err = scanKey(extraScanner{r, holderDests(&h.Holder)})
-		h.Holder.finish()
-		return h, err
+		var hr holderRow
+		k, err := scanKey(extraScanner{r, hr.dests()})
+		return HeldKey{ServiceKey: k, Holder: hr.holder()}, err
 	})
 }
 

@@ -84,15 +84,20 @@ type Holder struct {
 	Kind     occ.PrincipalKind
 	Disabled bool
 	AgentID  string // set: an Agent's service principal
-
-	disabled int
-	agent    sql.NullString
 }
 
 // holderCols are a Holder's columns of principals aliased p.
 const holderCols = `p.kind, p.disabled, p.agent_id`
 
-func holderDests(h *Holder) []any { return []any{&h.Kind, &h.disabled, &h.agent} }
+// holderRow receives holderCols as scanned.
+type holderRow struct {
+	kind     occ.PrincipalKind
+	disabled int
+	agent    sql.NullString
+}
 
-// finish sets the Holder's fields from the scanned columns.
-func (h *Holder) finish() { h.Disabled, h.AgentID = h.disabled != 0, str(h.agent) }
+func (r *holderRow) dests() []any { return []any{&r.kind, &r.disabled, &r.agent} }
+
+func (r *holderRow) holder() Holder {
+	return Holder{Kind: r.kind, Disabled: r.disabled != 0, AgentID: str(r.agent)}
+}

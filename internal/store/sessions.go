@@ -31,15 +31,14 @@ func (q Q) SessionByID(ctx context.Context, id string) (occ.Session, Holder, err
 // one statement.
 func (q Q) heldSession(ctx context.Context, where string, arg string) (occ.Session, Holder, error) {
 	var s occ.Session
-	var h Holder
+	var hr holderRow
 	var created, expires int64
 	var revoked sql.NullInt64
 	err := q.q.QueryRowContext(ctx, `SELECT s.id, s.principal_id, s.digest, s.created_at, s.expires_at, s.revoked_at, `+holderCols+`
 		FROM sessions s JOIN principals p ON p.id = s.principal_id WHERE `+where, arg).
-		Scan(append([]any{&s.ID, &s.PrincipalID, &s.Digest, &created, &expires, &revoked}, holderDests(&h)...)...)
+		Scan(append([]any{&s.ID, &s.PrincipalID, &s.Digest, &created, &expires, &revoked}, hr.dests()...)...)
 	s.CreatedAt, s.ExpiresAt, s.RevokedAt = occ.FromMillis(created), occ.FromMillis(expires), timePtr(revoked)
-	h.finish()
-	return s, h, classify(err)
+	return s, hr.holder(), classify(err)
 }
 
 // RevokeSession ends one session.
