@@ -90,7 +90,7 @@ func (a *App) WatchDeployment(ctx context.Context, c occ.Caller, nsID, agentID, 
 		return nil, DeploymentStatus{}, err
 	}
 	o := a.opts.Streams
-	w := &DeploymentWatch{a: a, c: c, ns: nsID, agent: agentID, rev: revID, release: release,
+	w := &DeploymentWatch{a: a, c: c.AfterRequest(), ns: nsID, agent: agentID, rev: revID, release: release,
 		tick: time.NewTicker(min(o.PollInterval, o.RecheckInterval)), nextAuthorizedAt: a.now().Add(o.RecheckInterval)}
 	// Subscribed before the first read: no change falls between the two.
 	w.changed, w.unsubscribe = a.st.Subscribe(store.AgentTopic(agentID))

@@ -97,7 +97,9 @@ func newEnv(t *testing.T, url string, options ...func(*env)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, st: st, app: a, admin: admin, gw: gw}
+	// The tests hold one caller across many operations, as no request
+	// does: its checks read the policy afresh (occ.Caller.AfterRequest).
+	e := &env{t: t, ctx: ctx, st: st, app: a, admin: admin.AfterRequest(), gw: gw}
 	for _, o := range options {
 		o(e)
 	}

@@ -44,7 +44,8 @@ func (a *Authenticator) ServiceKey(ctx context.Context, key string) (occ.Caller,
 	if found == nil || found.RevokedAt != nil || !a.now().Before(found.ExpiresAt) || !mayAuthenticate(found.Holder) {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
-	return occ.Caller{PrincipalID: found.PrincipalID, Kind: found.Holder.Kind, Method: occ.AuthServiceKey, KeyID: found.ID, PinnedNS: found.NamespaceID}, nil
+	return occ.Caller{PrincipalID: found.PrincipalID, Kind: found.Holder.Kind, Method: occ.AuthServiceKey, KeyID: found.ID, PinnedNS: found.NamespaceID,
+		PolicyGeneration: found.Holder.PolicyGeneration}, nil
 }
 
 // Session verifies a session token from the cookie.
@@ -79,7 +80,7 @@ func (a *Authenticator) session(s occ.Session, h store.Holder, err error) (occ.C
 	if s.RevokedAt != nil || !a.now().Before(s.ExpiresAt) || !mayAuthenticate(h) {
 		return occ.Caller{}, occ.ErrUnauthenticated
 	}
-	return occ.Caller{PrincipalID: s.PrincipalID, Kind: h.Kind, Method: occ.AuthSession, SessionID: s.ID}, nil
+	return occ.Caller{PrincipalID: s.PrincipalID, Kind: h.Kind, Method: occ.AuthSession, SessionID: s.ID, PolicyGeneration: h.PolicyGeneration}, nil
 }
 
 // mayAuthenticate reports whether a credential's principal may use it: it

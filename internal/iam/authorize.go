@@ -9,14 +9,37 @@ import (
 	"github.com/openclaw/occ/internal/store"
 )
 
-// Authorizer answers authorization questions against the current policy in
-// the database; nothing is cached, so a revoked grant stops working at once.
+// Authorizer answers authorization questions against the policy in the
+// database as of the caller's authentication: rows read at the caller's
+// policy generation are reused for later callers at the same generation,
+// and any change to the policy moves the generation, so a revoked grant
+// stops working with the next request.
 type Authorizer struct {
-	st *store.Store
+	st    *store.Store
+	cache *policyCache
 }
 
 // NewAuthorizer returns an Authorizer over st.
-func NewAuthorizer(st *store.Store) *Authorizer { return &Authorizer{st: st} }
+func NewAuthorizer(st *store.Store) *Authorizer { return &Authorizer{st: st, cache: newPolicyCache()} }
+
+// load reads the caller's policy rows for perm, reusing rows read at the
+// caller's generation; a caller of unknown generation reads afresh.
+func (a *Authorizer) load(ctx context.Context, caller occ.Caller, perm occ.Permission) (store.PolicyRows, error) {
+	gen, k := caller.PolicyGeneration, policyKey{caller.PrincipalID, perm}
+	if gen > 0 {
+		if rows, ok := a.cache.get(gen, k); ok {
+			return rows, nil
+		}
+	}
+	rows, err := a.st.LoadPolicy(ctx, caller.PrincipalID, perm)
+	if err != nil {
+		return store.PolicyRows{}, occ.Unavailable(fmt.Errorf("load policy of %s: %w", caller.PrincipalID, err))
+	}
+	if gen > 0 {
+		a.cache.put(gen, k, rows)
+	}
+	return rows, nil
+}
 
 // Check is one authorization question.
 type Check struct {
@@ -48,7 +71,11 @@ func (a *Authorizer) Authorize(ctx context.Context, c Check) (Decision, error) {
 // Decide answers without auditing: for probes such as "may the caller read
 // what it was just refused?" and for the worker's re-authorization.
 func (a *Authorizer) Decide(ctx context.Context, caller occ.Caller, perm occ.Permission, res occ.ResourceRef) (Decision, error) {
-	return DecideIn(ctx, a.st, caller, perm, res)
+	rows, err := a.load(ctx, caller, perm)
+	if err != nil {
+		return Decision{}, err
+	}
+	return Decide(rows, caller.PinnedNS, res), nil
 }
 
 // Restricted reports whether a Restriction of perm applies to the caller
@@ -56,9 +83,9 @@ func (a *Authorizer) Decide(ctx context.Context, caller occ.Caller, perm occ.Per
 // one covers (agent:administer covers agent:read_logs), whose Restriction
 // must block the covering one too.
 func (a *Authorizer) Restricted(ctx context.Context, caller occ.Caller, perm occ.Permission, res occ.ResourceRef) (bool, error) {
-	rows, err := a.st.LoadPolicy(ctx, caller.PrincipalID, perm)
+	rows, err := a.load(ctx, caller, perm)
 	if err != nil {
-		return false, occ.Unavailable(fmt.Errorf("load policy of %s: %w", caller.PrincipalID, err))
+		return false, err
 	}
 	for _, r := range rows.Restrictions {
 		if matches(r, res) {
@@ -74,7 +101,8 @@ type PolicyLoader interface {
 	LoadPolicy(ctx context.Context, principalID string, perm occ.Permission) (store.PolicyRows, error)
 }
 
-// DecideIn is Decide over a given loader, for use inside a transaction.
+// DecideIn is Decide over a given loader, for use inside a transaction: it
+// reads afresh, never from the cache.
 func DecideIn(ctx context.Context, q PolicyLoader, caller occ.Caller, perm occ.Permission, res occ.ResourceRef) (Decision, error) {
 	rows, err := q.LoadPolicy(ctx, caller.PrincipalID, perm)
 	if err != nil {
@@ -86,9 +114,9 @@ func DecideIn(ctx context.Context, q PolicyLoader, caller occ.Caller, perm occ.P
 // Filter loads once what a caller holds for one permission, to filter a list
 // item by item before paging.
 func (a *Authorizer) Filter(ctx context.Context, caller occ.Caller, perm occ.Permission) (*Matcher, error) {
-	rows, err := a.st.LoadPolicy(ctx, caller.PrincipalID, perm)
+	rows, err := a.load(ctx, caller, perm)
 	if err != nil {
-		return nil, occ.Unavailable(fmt.Errorf("load policy of %s: %w", caller.PrincipalID, err))
+		return nil, err
 	}
 	return &Matcher{rows: rows, pin: caller.PinnedNS}, nil
 }

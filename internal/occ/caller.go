@@ -20,6 +20,18 @@ type Caller struct {
 	KeyID       string // service key used, if any
 	SessionID   string // session used, if any
 	PinnedNS    string // a Namespace-pinned key may act only there
+	// PolicyGeneration is the IAM policy's generation read with the
+	// credential; 0 when unknown (the worker acting for a recorded actor).
+	// Authorization may reuse policy read at the same generation.
+	PolicyGeneration int64
+}
+
+// AfterRequest is the caller for checks made after its request's own, by
+// what outlives the request (a stream re-checking its reader): they read
+// the policy afresh, so a revocation ends the stream.
+func (c Caller) AfterRequest() Caller {
+	c.PolicyGeneration = 0
+	return c
 }
 
 type ctxKey int

@@ -47,7 +47,8 @@ func (s *Store) MigrateReport(ctx context.Context, extra ...func(context.Context
 	if s.dialect == Postgres {
 		dialect = goose.DialectPostgres
 	}
-	p, err := goose.NewProvider(dialect, s.db, sub, goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(dialect, s.db, sub, goose.WithDisableGlobalRegistry(true),
+		goose.WithGoMigrations(policyGenerationMigration(s.dialect)))
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}

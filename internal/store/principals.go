@@ -84,20 +84,24 @@ type Holder struct {
 	Kind     occ.PrincipalKind
 	Disabled bool
 	AgentID  string // set: an Agent's service principal
+	// PolicyGeneration is the policy's generation as the credential was
+	// read (see policy_generation.go).
+	PolicyGeneration int64
 }
 
 // holderCols are a Holder's columns of principals aliased p.
-const holderCols = `p.kind, p.disabled, p.agent_id`
+const holderCols = `p.kind, p.disabled, p.agent_id, ` + policyGenerationCol
 
 // holderRow receives holderCols as scanned.
 type holderRow struct {
 	kind     occ.PrincipalKind
 	disabled int
 	agent    sql.NullString
+	gen      int64
 }
 
-func (r *holderRow) dests() []any { return []any{&r.kind, &r.disabled, &r.agent} }
+func (r *holderRow) dests() []any { return []any{&r.kind, &r.disabled, &r.agent, &r.gen} }
 
 func (r *holderRow) holder() Holder {
-	return Holder{Kind: r.kind, Disabled: r.disabled != 0, AgentID: str(r.agent)}
+	return Holder{Kind: r.kind, Disabled: r.disabled != 0, AgentID: str(r.agent), PolicyGeneration: r.gen}
 }

@@ -118,6 +118,9 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 	if e.admin, err = iam.NewAuthenticator(st).ServiceKey(ctx, adminKey); err != nil {
 		t.Fatal(err)
 	}
+	// The tests hold one caller across many operations, as no request
+	// does: its checks read the policy afresh (occ.Caller.AfterRequest).
+	e.admin = e.admin.AfterRequest()
 	e.start()
 	ns, err := e.app.CreateNamespace(ctx, e.admin, "work")
 	if err != nil {
