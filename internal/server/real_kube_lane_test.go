@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"os"
@@ -14,11 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/openclaw/occ/internal/agentruntime"
-	"github.com/openclaw/occ/internal/cachetest"
+	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
 	"github.com/openclaw/occ/internal/compute/kubernetes/kubetest"
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/gateway"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
@@ -40,13 +41,16 @@ const realKubeGatewayImage = "kubetest.local/openclaw-gateway:lane"
 // read live through occ (through the API server's port-forward) and are in
 // its volume, it stops (Pod gone, claim kept), deploys again on the same
 // claim with its workspace as it was, and is deleted (every object occ
-// made for it gone, the Pod terminated). It asserts no timing.
+// made for it gone, the Pod terminated). The image carries the runtime's
+// Codex pieces, so the same cluster then runs dedicated Codex for real: a
+// dedicated api_key Agent whose harness sidecar logs the real Codex CLI in
+// and serves the real app-server, to which the real gateway's codex plugin
+// connects in the same Pod, with a fake OpenAI Responses API on the bridge;
+// and one whose key the provider rejects, which fails with
+// RUNTIME_AUTHENTICATION_FAILED. It asserts no timing.
 func TestRealOpenClawKubernetesLane(t *testing.T) {
 	t.Parallel()
-	cache := cachetest.Runtime(t)
-	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: lineLogger(t)}); err != nil {
-		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
-	}
+	cache := runtimeWithCodex(t)
 	// The image builds while the cluster starts.
 	tarball := filepath.Join(t.TempDir(), "gateway.tar")
 	build := exec.Command(buildOCC(t), "runtime", "image", "build", "--runtime-dir", cache, "--data-dir", t.TempDir(),
@@ -84,6 +88,7 @@ func TestRealOpenClawKubernetesLane(t *testing.T) {
 		m.Config.Compute.Driver = "kubernetes"
 		k.Kubeconfig, k.Context = c.KubeconfigPath(), kubetest.ContextName
 		k.Images.Gateway = realKubeGatewayImage
+		k.Images.DedicatedCodex = true
 		k.GatewayStorageClassName = kubetest.LocalStorageClass
 		k.GatewayStateSize = "1Gi"
 		m.Config.Worker.ConvergenceTimeout = config.Duration(6 * time.Minute)
@@ -103,7 +108,67 @@ func TestRealOpenClawKubernetesLane(t *testing.T) {
 	}
 	w.secret = r.data()["id"].(string)
 	kw := &realKubeWorld{realWorld: w, c: c, k: &kubeCrashCompute{t: t, cs: kubeClient(t, c)}}
-	kw.lifecycle(canary)
+	t.Run("lifecycle", func(t *testing.T) { kw.withT(t).lifecycle(canary) })
+	t.Run("dedicated-codex", func(t *testing.T) {
+		kw.withT(t).dedicatedCodex(startResponsesProviderOn(t, net.JoinHostPort(c.BridgeAddress(), "0")))
+	})
+}
+
+// withT is the world for a subtest.
+func (w *realKubeWorld) withT(t *testing.T) *realKubeWorld {
+	c := *w
+	c.realWorld = w.realWorld.withT(t)
+	c.k = &kubeCrashCompute{t: t, cs: w.k.cs}
+	return &c
+}
+
+// dedicatedCodex deploys a dedicated api_key Agent to succeeded (the
+// harness sidecar and the gateway in one real Pod, the key in neither the
+// Pod's spec nor openclaw.json), deletes it, and deploys one whose key
+// the provider rejects to RUNTIME_AUTHENTICATION_FAILED.
+func (w *realKubeWorld) dedicatedCodex(prov *responsesProvider) {
+	t, e := w.t, w.e
+	key := "sk-good-" + randomHex(8)
+	agent := w.newDedicatedAgent("codex", key, prov.URL+"/v1")
+	began := time.Now()
+	rev, _ := w.deploy(agent)
+	if st, _ := w.waitDeployment(agent, rev, 10*time.Minute); st["status"] != "succeeded" {
+		w.dump(agent)
+		t.Fatalf("dedicated deployment = %v; Pods %v; provider saw %v", st, w.gatewayPods(agent), prov.requests())
+	}
+	t.Logf("dedicated deploy on the real node: succeeded %s after the request", time.Since(began).Round(time.Millisecond))
+	if prov.count(key) == 0 {
+		t.Fatalf("the provider never saw the harness's key: %v", prov.requests())
+	}
+	pod := w.runningPod(agent)
+	spec, err := json.Marshal(pod.Spec)
+	if err != nil || strings.Contains(string(spec), key) {
+		t.Fatalf("the Pod's spec holds the key (%v)", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cm, err := w.k.cs.CoreV1().ConfigMaps(kubernetes.NamespaceName(w.ns)).Get(ctx,
+		kubernetes.ConfigMapName(compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: w.ns, AgentID: agent}, RevisionID: rev}), metav1.GetOptions{})
+	if conf := cm.Data[gateway.ConfigFileName]; err != nil || strings.Contains(conf, key) || !strings.Contains(conf, "websocket") {
+		t.Fatalf("the revision's openclaw.json: %v, or it holds the key, or no codex app-server", err)
+	}
+	_, volDir := w.claim(agent)
+	w.codexConnected(agent, rev, filepath.Join(volDir, "logs", "gateway.log"), "harness/process")
+	if r := e.call("DELETE", w.path("/agents/"+agent), e.admin, nil); r.Status != 202 {
+		t.Fatalf("delete = %d %v", r.Status, r.Body)
+	}
+	w.waitUntil("the dedicated Agent gone (404)", 6*time.Minute, func() bool { return w.agentGET(agent).Status == 404 })
+	if left := w.agentObjects(agent); len(left) > 0 {
+		t.Fatalf("objects of the deleted dedicated Agent left: %v", left)
+	}
+
+	bad := w.newDedicatedAgent("codex-bad", "sk-bad-"+randomHex(8), prov.URL+"/v1")
+	rev, _ = w.deploy(bad)
+	st, _ := w.waitDeployment(bad, rev, 10*time.Minute)
+	if er, _ := st["error"].(map[string]any); st["status"] != "failed" || er["code"] != "RUNTIME_AUTHENTICATION_FAILED" {
+		w.dump(bad)
+		t.Fatalf("dedicated deployment with a rejected key = %v; provider saw %v", st, prov.requests())
+	}
 }
 
 // realKubeWorld is the lane's occ and its cluster.
