@@ -7,6 +7,7 @@ import (
 
 	"github.com/openclaw/occ/internal/iam"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/store"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -21,11 +22,7 @@ func TestAuthorizeAtEachRequestsGeneration(t *testing.T) {
 		st := storetest.Open(t, url)
 		ctx := context.Background()
 		now := time.Now()
-		p := occ.Principal{ID: occ.NewID(occ.PrefixServicePrincipal), Kind: occ.PrincipalService, Name: "robot", CreatedAt: now, UpdatedAt: now, Version: 1}
-		must(t, st.InsertPrincipal(ctx, p))
-		key := iam.NewServiceKey()
-		must(t, st.InsertServiceKey(ctx, occ.ServiceKey{ID: occ.NewID(occ.PrefixServiceKey), PrincipalID: p.ID, Name: "k",
-			Lookup: iam.KeyLookup(key), Digest: iam.Digest(key), CreatedBy: p.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+		p, key := keyHolder(t, st)
 		read := occ.P(occ.KindAgent, occ.ActionRead)
 		role := occ.Role{ID: occ.NewID(occ.PrefixRole), Name: "reader", Permissions: []occ.Permission{read}, CreatedAt: now}
 		must(t, st.InsertRole(ctx, role))
@@ -87,11 +84,7 @@ func TestPolicyGeneration(t *testing.T) {
 		st := storetest.Open(t, url)
 		ctx := context.Background()
 		now := time.Now()
-		p := occ.Principal{ID: occ.NewID(occ.PrefixServicePrincipal), Kind: occ.PrincipalService, Name: "robot", CreatedAt: now, UpdatedAt: now, Version: 1}
-		must(t, st.InsertPrincipal(ctx, p))
-		key := iam.NewServiceKey()
-		must(t, st.InsertServiceKey(ctx, occ.ServiceKey{ID: occ.NewID(occ.PrefixServiceKey), PrincipalID: p.ID, Name: "k",
-			Lookup: iam.KeyLookup(key), Digest: iam.Digest(key), CreatedBy: p.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+		p, key := keyHolder(t, st)
 		generation := func() int64 {
 			t.Helper()
 			rows, err := st.ServiceKeysByLookup(ctx, iam.KeyLookup(key))
@@ -135,6 +128,18 @@ func TestPolicyGeneration(t *testing.T) {
 			}
 		}
 	})
+}
+
+// keyHolder stores a service principal with a service key.
+func keyHolder(t *testing.T, st *store.Store) (occ.Principal, string) {
+	t.Helper()
+	ctx, now := context.Background(), time.Now()
+	p := occ.Principal{ID: occ.NewID(occ.PrefixServicePrincipal), Kind: occ.PrincipalService, Name: "robot", CreatedAt: now, UpdatedAt: now, Version: 1}
+	must(t, st.InsertPrincipal(ctx, p))
+	key := iam.NewServiceKey()
+	must(t, st.InsertServiceKey(ctx, occ.ServiceKey{ID: occ.NewID(occ.PrefixServiceKey), PrincipalID: p.ID, Name: "k",
+		Lookup: iam.KeyLookup(key), Digest: iam.Digest(key), CreatedBy: p.ID, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+	return p, key
 }
 
 func must(t *testing.T, err error) {
