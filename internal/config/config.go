@@ -124,6 +124,12 @@ type Compute struct {
 	// `<program> gateway run --port N` instead of the pinned OpenClaw
 	// runtime: a gateway-compatible build (tests use the fake gateway).
 	GatewayCommand string `yaml:"gatewayCommand"`
+	// HarnessCommand, with GatewayCommand, is a program the local driver
+	// runs as the Codex CLI of dedicated Agents (with GatewayCommand as
+	// their OpenClaw CLI) instead of the pinned runtime's: a Codex-compatible
+	// build (tests use the fake Codex). Without it, a gateway command runs
+	// no dedicated Agents.
+	HarnessCommand string `yaml:"harnessCommand"`
 	// Local tunes the local driver.
 	Local LocalCompute `yaml:"local"`
 	// Kubernetes configures the kubernetes driver.

@@ -464,6 +464,7 @@ func TestEnvNames(t *testing.T) {
 		"worker.pollInterval":                                           "OCC_WORKER_POLL_INTERVAL",
 		"worker.concurrency":                                            "OCC_WORKER_CONCURRENCY",
 		"compute.gatewayCommand":                                        "OCC_COMPUTE_GATEWAY_COMMAND",
+		"compute.harnessCommand":                                        "OCC_COMPUTE_HARNESS_COMMAND",
 		"worker.jobTimeout":                                             "OCC_WORKER_JOB_TIMEOUT",
 		"worker.rescueAfter":                                            "OCC_WORKER_RESCUE_AFTER",
 		"logging.level":                                                 "OCC_LOGGING_LEVEL",
@@ -573,8 +574,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 98 {
-		t.Errorf("len(Keys()) = %d, want 98: %v", len(keys), keys)
+	if len(keys) != 99 {
+		t.Errorf("len(Keys()) = %d, want 99: %v", len(keys), keys)
 	}
 }
 
@@ -721,6 +722,7 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		}), "nativeAdminUI.enabled", "does not run the native admin UI"},
 		{"kubernetes values checked unselected", func(c *Config) { c.Compute.Kubernetes.GatewayPort = 0 }, "compute.kubernetes.gatewayPort", "outside"},
 		{"driver bad", func(c *Config) { c.Compute.Driver = "k8s" }, "compute.driver", "not one of local, ssh, docker, kubernetes"},
+		{"harness command alone", func(c *Config) { c.Compute.HarnessCommand = "/bin/fakecodex" }, "compute.harnessCommand", "needs compute.gatewayCommand"},
 		{"driver ssh", func(c *Config) { c.Compute.Driver = "ssh" }, "compute.ssh.identityFile", "required"},
 		{"driver ssh hosts", func(c *Config) { c.Compute.Driver = "ssh" }, "compute.ssh.hosts", "at least one"},
 		{"ssh", sshc(func(s *SSHCompute) {}), "", ""},

@@ -121,6 +121,9 @@ func (c *Config) Validate() error {
 	if _, _, err := c.Compute.Local.UIDs(); err != nil {
 		v.add("compute.local.uidRange", "%v", err)
 	}
+	if c.Compute.HarnessCommand != "" && c.Compute.GatewayCommand == "" {
+		v.add("compute.harnessCommand", "needs compute.gatewayCommand: the pinned runtime runs its own Codex")
+	}
 	v.kubernetes(c.Compute.Kubernetes, c.Compute.Driver == "kubernetes")
 	v.docker(c.Compute.Docker, c.Compute.Driver == "docker")
 	v.ssh(c.Compute.SSH, c.Compute.Driver == "ssh")

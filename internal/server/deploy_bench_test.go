@@ -253,10 +253,22 @@ func procStatusMB(b *testing.B, field string) float64 {
 	return 0
 }
 
-// gatewayProcs maps Agent ID → pid → command line of every live process
-// whose environment or command line names an Agent state directory under
-// root (a local driver's namespaces directory: <root>/<ns>/agents/<agt>/state).
+// gatewayProcs finds the live gateway processes of the local driver's
+// Agents under root (by OPENCLAW_STATE_DIR=<root>/<ns>/agents/<agt>/state
+// in their environment or command line): Agent ID → PID → command line.
 func gatewayProcs(root string) map[string]map[string]string {
+	return agentProcs(root, "OPENCLAW_STATE_DIR=", "state")
+}
+
+// harnessProcs finds the live Codex harness processes of dedicated Agents
+// under root (by CODEX_HOME=<root>/<ns>/agents/<agt>/harness/codex).
+func harnessProcs(root string) map[string]map[string]string {
+	return agentProcs(root, "CODEX_HOME=", "harness/codex")
+}
+
+// agentProcs finds live processes with variable naming a directory under
+// root of the form <ns>/agents/<agt>/<sub>, by Agent ID and PID.
+func agentProcs(root, variable, sub string) map[string]map[string]string {
 	prefix := root + "/"
 	out := map[string]map[string]string{}
 	entries, _ := os.ReadDir("/proc")
@@ -275,31 +287,35 @@ func gatewayProcs(root string) map[string]map[string]string {
 		environ, _ := os.ReadFile(filepath.Join(dir, "environ"))
 		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
 		for _, field := range bytes.Split(append(append(environ, 0), cmdline...), []byte{0}) {
-			s := strings.TrimPrefix(string(field), "OPENCLAW_STATE_DIR=")
+			s := strings.TrimPrefix(string(field), variable)
 			rest, ok := strings.CutPrefix(s, prefix)
 			if !ok {
 				continue
 			}
-			parts := strings.Split(rest, "/") // <ns>/agents/<agt>/state
-			if len(parts) != 4 || parts[1] != "agents" || parts[3] != "state" {
+			ns, rest, _ := strings.Cut(rest, "/")
+			agents, rest, _ := strings.Cut(rest, "/")
+			agt, rest, _ := strings.Cut(rest, "/")
+			if ns == "" || agents != "agents" || agt == "" || rest != sub {
 				continue
 			}
-			if out[parts[2]] == nil {
-				out[parts[2]] = map[string]string{}
+			if out[agt] == nil {
+				out[agt] = map[string]string{}
 			}
-			out[parts[2]][e.Name()] = strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " ")
+			out[agt][e.Name()] = strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " ")
 			break
 		}
 	}
 	return out
 }
 
-// killGatewayProcs SIGKILLs the gateways gatewayProcs finds under root.
+// killGatewayProcs SIGKILLs the gateways and harnesses found under root.
 func killGatewayProcs(root string) {
-	for _, procs := range gatewayProcs(root) {
-		for pid := range procs {
-			if n, err := strconv.Atoi(pid); err == nil {
-				_ = syscall.Kill(n, syscall.SIGKILL)
+	for _, byAgent := range []map[string]map[string]string{gatewayProcs(root), harnessProcs(root)} {
+		for _, procs := range byAgent {
+			for pid := range procs {
+				if n, err := strconv.Atoi(pid); err == nil {
+					_ = syscall.Kill(n, syscall.SIGKILL)
+				}
 			}
 		}
 	}

@@ -29,7 +29,10 @@ import (
 // outlives a deleted Agent, every running Agent has exactly one live
 // gateway and every stopped one none, no revision changed, and a running
 // Agent's SOUL.md holds its last acknowledged write (or a later one whose
-// answer the kill cut off).
+// answer the kill cut off). Every other Agent is dedicated: its Codex
+// harness (the fake Codex CLI, compute.harnessCommand) is a second
+// workload, held to the same rules (exactly one while the Agent runs,
+// none otherwise or once it is deleted).
 //
 // OCC_TEST_CRASH_ROUNDS raises the SQLite rounds (default 50); the
 // PostgreSQL lane runs a few rounds, as each may wait for River's rescuer.
@@ -44,13 +47,13 @@ func TestDeployCrashRestart(t *testing.T) {
 		rounds = max(n, rounds)
 	}
 	bin := buildOCC(t)
-	fake := gatewaytest.BuildBinary(t)
+	fake, codex := gatewaytest.BuildBinary(t), gatewaytest.BuildCodexBinary(t)
 	t.Run("sqlite", func(t *testing.T) {
-		l := newLocalCrashCompute(t, fake)
+		l := newLocalCrashCompute(t, fake, codex)
 		deployCrashLoop(t, bin, l, l.dataDir, "", rounds).last.stop()
 	})
 	t.Run("postgres", func(t *testing.T) {
-		l := newLocalCrashCompute(t, fake)
+		l := newLocalCrashCompute(t, fake, codex)
 		deployCrashLoop(t, bin, l, l.dataDir, storetest.URL(t, "postgres"), 3).last.stop()
 	})
 }
@@ -62,7 +65,8 @@ type crashCompute interface {
 	// env is occ's environment selecting and configuring the driver.
 	env() []string
 	// workloads maps an Agent ID to its live gateway workloads (a process,
-	// a Pod not being deleted), each described in a line.
+	// a Pod not being deleted), each described in a line; a dedicated
+	// Agent's harness workload is a line starting harnessLine.
 	workloads() map[string][]string
 	// held maps an Agent ID to everything the driver holds for it (a
 	// directory, objects), each described in a line.
@@ -86,6 +90,7 @@ type deployCrash struct {
 	agents    map[string]bool   // created (201)
 	sps       map[string]string // Agent → its service principal
 	granted   map[string]bool   // the Agent's principal may operate the Secret
+	dedicated map[string]bool   // created dedicated (a harness workload beside its gateway)
 	deleted   map[string]bool   // DELETE answered 202
 	tried     map[string]bool   // DELETE sent (its answer may be lost to the kill)
 	gone      map[string]bool   // seen 404 after a restart (stays so: not asked again)
@@ -94,6 +99,7 @@ type deployCrash struct {
 	terminal  map[string]string // revision → "status/code", first seen terminal
 	files     map[string]*soul  // Agent → what its SOUL.md may hold
 	souls     int               // SOUL.md reads checked
+	harnesses int               // checks that found a running dedicated Agent's one harness
 }
 
 // soul is what the test wrote to an Agent's SOUL.md: one client owns each
@@ -106,7 +112,7 @@ type soul struct {
 
 func newDeployCrash(t *testing.T, bin string, cc crashCompute, dataDir, dbURL string) *deployCrash {
 	return &deployCrash{crashWorld: &crashWorld{t: t, bin: bin, dbURL: dbURL, dataDir: dataDir, logDir: t.TempDir()},
-		compute: cc, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, gone: map[string]bool{}, deploys: map[string]string{},
+		compute: cc, agents: map[string]bool{}, sps: map[string]string{}, granted: map[string]bool{}, dedicated: map[string]bool{}, deleted: map[string]bool{}, tried: map[string]bool{}, gone: map[string]bool{}, deploys: map[string]string{},
 		revisions: map[string]string{}, terminal: map[string]string{}, files: map[string]*soul{}}
 }
 
@@ -129,10 +135,57 @@ func deployCrashLoop(t *testing.T, bin string, cc crashCompute, dataDir, dbURL s
 		t.Logf("round %d: %s; settled in %v; %d Agents created, %d deleted, %d deployments admitted; %v",
 			round, ops, settled.Round(time.Millisecond), len(w.agents), len(w.deleted), len(w.deploys), d.Round(time.Millisecond))
 	}
-	t.Logf("%d rounds, %v per round on average; %d SOUL.md reads checked against the acknowledged writes", rounds,
-		(total / time.Duration(rounds)).Round(time.Millisecond), w.souls)
+	t.Logf("%d rounds, %v per round on average; %d SOUL.md reads checked against the acknowledged writes; %d running dedicated Agents found with their one harness", rounds,
+		(total / time.Duration(rounds)).Round(time.Millisecond), w.souls, w.harnesses)
+	if _, ok := cc.(interface{ runsDedicated() }); ok {
+		// The rounds rarely leave a dedicated Agent running when they kill
+		// occ: one more kill while one surely runs.
+		p = w.killRunningDedicated(p)
+	}
 	w.last = p
 	return w
+}
+
+// killRunningDedicated deploys a dedicated Agent to succeeded, kills occ
+// with SIGKILL while it runs, and checks everything after the restart:
+// among the rest, that Agent still runs with exactly one gateway and one
+// harness.
+func (w *deployCrash) killRunningDedicated(p *occProc) *occProc {
+	t := w.t
+	agt := ""
+	for agt == "" || !w.dedicated[agt] {
+		id, err := w.newAgent(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agt = id
+	}
+	base := "/namespaces/" + w.ns + "/agents/" + agt
+	r := p.must("POST", base+"/deploy", nil)
+	if r.Status != 202 {
+		t.Fatalf("deploy dedicated Agent %s = %d %v", agt, r.Status, r.Body)
+	}
+	rev := r.data()["id"].(string)
+	w.mu.Lock()
+	w.deploys[rev] = agt
+	w.mu.Unlock()
+	deadline := time.Now().Add(2 * time.Minute)
+	for st := ""; st != "succeeded"; {
+		st, _ = p.must("GET", base+"/deployments/"+rev, nil).data()["status"].(string)
+		if st == "failed" || time.Now().After(deadline) {
+			t.Fatalf("dedicated deployment %s of Agent %s: %q", rev, agt, st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.kill()
+	p = w.startOCC()
+	w.settle(p)
+	before := w.harnesses
+	w.check(p)
+	if w.harnesses == before {
+		t.Errorf("after the kill, the running dedicated Agent %s was not found with its one gateway and one harness", agt)
+	}
+	return p
 }
 
 // deleteEverything deletes every Agent left, then the Namespace, and waits
@@ -226,13 +279,20 @@ func (w *deployCrash) setup(p *occProc) {
 func (w *deployCrash) newAgent(p *occProc) (string, error) {
 	w.mu.Lock()
 	w.seq++
-	name := fmt.Sprintf("bot-%d", w.seq)
+	seq := w.seq
 	w.mu.Unlock()
+	name := fmt.Sprintf("bot-%d", seq)
 	harness := map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.secret}}
 	if h, ok := w.compute.(interface{ harnessAuth() map[string]any }); ok {
 		harness = h.harnessAuth() // a driver that takes another method
 	}
-	r, err := p.do("POST", "/namespaces/"+w.ns+"/agents", map[string]any{"name": name, "configurationId": w.cfg, "harnessAuth": harness})
+	body := map[string]any{"name": name, "configurationId": w.cfg, "harnessAuth": harness}
+	_, runsDedicated := w.compute.(interface{ runsDedicated() })
+	dedicated := runsDedicated && seq%2 == 0
+	if dedicated {
+		body["executionMode"] = "dedicated"
+	}
+	r, err := p.do("POST", "/namespaces/"+w.ns+"/agents", body)
 	if err != nil {
 		return "", err
 	}
@@ -241,7 +301,7 @@ func (w *deployCrash) newAgent(p *occProc) (string, error) {
 	}
 	id, sp := r.data()["id"].(string), r.data()["servicePrincipalId"].(string)
 	w.mu.Lock()
-	w.agents[id], w.sps[id] = true, sp
+	w.agents[id], w.sps[id], w.dedicated[id] = true, sp, dedicated
 	w.mu.Unlock()
 	return id, w.grant(p, id)
 }
@@ -529,12 +589,32 @@ func (w *deployCrash) settle(p *occProc) time.Duration {
 	}
 }
 
-// scanDuplicates fails the test when any Agent has two gateway workloads.
+// harnessLine starts a workload line of a dedicated Agent's harness.
+const harnessLine = "harness "
+
+// byRole splits an Agent's workload lines into its gateways and harnesses.
+func byRole(lines []string) (gateways, harnesses []string) {
+	for _, l := range lines {
+		if strings.HasPrefix(l, harnessLine) {
+			harnesses = append(harnesses, l)
+		} else {
+			gateways = append(gateways, l)
+		}
+	}
+	return gateways, harnesses
+}
+
+// scanDuplicates fails the test when any Agent has two gateway workloads
+// or two harnesses.
 func (w *deployCrash) scanDuplicates() map[string][]string {
 	g := w.compute.workloads()
-	for agt, procs := range g {
-		if len(procs) > 1 {
-			w.t.Errorf("Agent %s has %d gateway workloads: %v", agt, len(procs), procs)
+	for agt, lines := range g {
+		gateways, harnesses := byRole(lines)
+		if len(gateways) > 1 {
+			w.t.Errorf("Agent %s has %d gateway workloads: %v", agt, len(gateways), gateways)
+		}
+		if len(harnesses) > 1 {
+			w.t.Errorf("Agent %s has %d harness workloads: %v", agt, len(harnesses), harnesses)
 		}
 	}
 	return g
@@ -571,12 +651,18 @@ func (w *deployCrash) check(p *occProc) {
 		}
 		a := r.data()
 		running := a["desiredRuntimeState"] == "running" && a["activeRevisionId"] != nil
+		gateways, harnesses := byRole(procs[agt])
+		wantHarnesses := 0
+		if w.dedicated[agt] {
+			wantHarnesses = 1
+		}
 		switch {
-		case running && len(procs[agt]) != 1:
-			t.Errorf("running Agent %s (active %v) has %d gateway workloads, want 1: %v", agt, a["activeRevisionId"], len(procs[agt]), procs[agt])
+		case running && (len(gateways) != 1 || len(harnesses) != wantHarnesses):
+			t.Errorf("running Agent %s (active %v) has workloads %v, want 1 gateway and %d harness", agt, a["activeRevisionId"], procs[agt], wantHarnesses)
 		case !running && len(procs[agt]) != 0:
 			t.Errorf("Agent %s (desired %v, active %v) has gateway workloads %v, want none", agt, a["desiredRuntimeState"], a["activeRevisionId"], procs[agt])
 		case running:
+			w.harnesses += wantHarnesses
 			w.checkSoul(p, agt)
 		}
 	}
@@ -637,30 +723,42 @@ func (w *deployCrash) check(p *occProc) {
 type localCrashCompute struct {
 	t       *testing.T
 	fake    string
+	codex   string // the fake Codex CLI: dedicated Agents' harness
 	dataDir string
 }
 
 // newLocalCrashCompute makes the data directory occ runs on; the gateways
 // left running under it are killed when the test ends (occ leaves Agents
 // running when it stops).
-func newLocalCrashCompute(t *testing.T, fake string) *localCrashCompute {
-	l := &localCrashCompute{t: t, fake: fake, dataDir: gatewaytest.ReachableDir(t)}
+func newLocalCrashCompute(t *testing.T, fake, codex string) *localCrashCompute {
+	l := &localCrashCompute{t: t, fake: fake, codex: codex, dataDir: gatewaytest.ReachableDir(t)}
 	t.Cleanup(func() { killGatewayProcs(l.root()) })
 	return l
 }
 
-func (l *localCrashCompute) env() []string { return []string{"OCC_COMPUTE_GATEWAY_COMMAND=" + l.fake} }
+func (l *localCrashCompute) env() []string {
+	return []string{"OCC_COMPUTE_GATEWAY_COMMAND=" + l.fake, "OCC_COMPUTE_HARNESS_COMMAND=" + l.codex}
+}
+
+// runsDedicated: with the fake Codex as its harness command, occ runs
+// dedicated Agents.
+func (l *localCrashCompute) runsDedicated() {}
 
 func (l *localCrashCompute) settleWait() time.Duration { return 60 * time.Second }
 
 func (l *localCrashCompute) root() string { return filepath.Join(l.dataDir, "compute", "namespaces") }
 
-// workloads: the gateway processes of the data directory.
+// workloads: the gateway and harness processes of the data directory.
 func (l *localCrashCompute) workloads() map[string][]string {
 	out := map[string][]string{}
 	for agt, procs := range gatewayProcs(l.root()) {
 		for pid, cmd := range procs {
 			out[agt] = append(out[agt], pid+" "+cmd)
+		}
+	}
+	for agt, procs := range harnessProcs(l.root()) {
+		for pid, cmd := range procs {
+			out[agt] = append(out[agt], harnessLine+pid+" "+cmd)
 		}
 	}
 	return out

@@ -264,10 +264,14 @@ func (m *Main) driver() (compute.Driver, error) {
 		progress := logLines{m.Logger.With("component", "runtime")}
 		command := local.InstallingRuntime(m.Config.RuntimeDir, progress)
 		// Dedicated Codex runs with the pinned runtime's Codex pieces; a
-		// configured gateway command (a test's fake gateway) runs none.
+		// configured gateway command (a test's fake gateway) runs it only
+		// with a configured harness command (the fake Codex).
 		harness := local.InstalledHarness(m.Config.RuntimeDir, progress)
-		if m.Config.Compute.GatewayCommand != "" {
-			command, harness = local.BinaryCommand(m.Config.Compute.GatewayCommand), nil
+		if gw := m.Config.Compute.GatewayCommand; gw != "" {
+			command, harness = local.BinaryCommand(gw), nil
+			if codex := m.Config.Compute.HarnessCommand; codex != "" {
+				harness = local.BinaryHarness(codex, gw)
+			}
 		}
 		first, last, err := m.Config.Compute.Local.UIDs()
 		if err != nil {
