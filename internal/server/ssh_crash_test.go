@@ -83,8 +83,13 @@ func (k *sshCrashCompute) install(fake string) {
 	}
 }
 
+// env selects the ssh driver. Every operation on the host holds the
+// host's lock, so the worker's jobs (4 at once with this driver) queue on
+// it: on a loaded machine their operations outlasted the crash world's 3 s
+// job timeout until an Agent's job ran out of attempts. These bounds (the
+// later values win over childEnv's) leave room for the queue.
 func (k *sshCrashCompute) env() []string {
-	return []string{"OCC_COMPUTE=ssh", "OCC_CONFIG=" + k.config}
+	return []string{"OCC_COMPUTE=ssh", "OCC_CONFIG=" + k.config, "OCC_WORKER_JOB_TIMEOUT=8s", "OCC_WORKER_RESCUE_AFTER=9s"}
 }
 
 // harnessAuth: the only method of the driver.
