@@ -31,9 +31,9 @@ func (a *Authorizer) load(ctx context.Context, caller occ.Caller, perm occ.Permi
 			return rows, nil
 		}
 	}
-	rows, err := a.st.LoadPolicy(ctx, caller.PrincipalID, perm)
+	rows, err := readPolicy(ctx, a.st, caller.PrincipalID, perm)
 	if err != nil {
-		return store.PolicyRows{}, occ.Unavailable(fmt.Errorf("load policy of %s: %w", caller.PrincipalID, err))
+		return store.PolicyRows{}, err
 	}
 	if gen > 0 {
 		a.cache.put(gen, k, rows)
@@ -104,11 +104,21 @@ type PolicyLoader interface {
 // DecideIn is Decide over a given loader, for use inside a transaction: it
 // reads afresh, never from the cache.
 func DecideIn(ctx context.Context, q PolicyLoader, caller occ.Caller, perm occ.Permission, res occ.ResourceRef) (Decision, error) {
-	rows, err := q.LoadPolicy(ctx, caller.PrincipalID, perm)
+	rows, err := readPolicy(ctx, q, caller.PrincipalID, perm)
 	if err != nil {
-		return Decision{}, occ.Unavailable(fmt.Errorf("load policy of %s: %w", caller.PrincipalID, err))
+		return Decision{}, err
 	}
 	return Decide(rows, caller.PinnedNS, res), nil
+}
+
+// readPolicy reads a principal's policy rows for perm; a failure is
+// DEPENDENCY_UNAVAILABLE (fail closed).
+func readPolicy(ctx context.Context, q PolicyLoader, principalID string, perm occ.Permission) (store.PolicyRows, error) {
+	rows, err := q.LoadPolicy(ctx, principalID, perm)
+	if err != nil {
+		return store.PolicyRows{}, occ.Unavailable(fmt.Errorf("load policy of %s: %w", principalID, err))
+	}
+	return rows, nil
 }
 
 // Filter loads once what a caller holds for one permission, to filter a list
