@@ -147,6 +147,10 @@ func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
+	// No deadline of its own: opening a local file has no peer to wait
+	// for, a lock held by another process ends at busy_timeout, and on a
+	// disk that stalls under load (CI ran out a 10 s bound once) a slow
+	// start beats a failed one.
 	return ping(ctx, db, SQLite)
 }
 
@@ -187,7 +191,10 @@ func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error)
 	db.SetMaxOpenConns(postgresConns)
 	db.SetMaxIdleConns(postgresConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	st, err := ping(ctx, db, Postgres)
+	// A server that does not answer must not hold up start for ever.
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := ping(pingCtx, db, Postgres)
 	if err != nil {
 		return nil, err
 	}
@@ -196,8 +203,6 @@ func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error)
 }
 
 func ping(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", d, err)
