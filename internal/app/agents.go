@@ -84,13 +84,13 @@ func (a *App) CreateAgent(ctx context.Context, c occ.Caller, nsID string, in Age
 		return occ.Agent{}, err
 	}
 	err = a.tx(ctx, func(tx *store.Tx) error {
-		if err := a.requireLiveNamespace(ctx, tx, nsID); err != nil {
-			return err
-		}
-		if err := tx.InsertPrincipal(ctx, sp); err != nil {
-			return occ.Unavailable(err)
-		}
-		if err := tx.InsertAgent(ctx, row); err != nil {
+		if err := tx.InsertAgent(ctx, row, sp); errors.Is(err, store.ErrNotFound) {
+			// The Namespace is not live: say why.
+			if err := a.requireLiveNamespace(ctx, tx, nsID); err != nil {
+				return err
+			}
+			return occ.Unavailable(errors.New("the Namespace was not live and is now"))
+		} else if err != nil {
 			return nameConflict(err, "An Agent with this name exists in the Namespace.")
 		}
 		if staged != "" {

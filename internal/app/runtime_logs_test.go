@@ -51,8 +51,10 @@ func TestRuntimeLogsAuditedFirstAndRedacted(t *testing.T) {
 			t.Fatal(err)
 		}
 		agentID := occ.NewID(occ.PrefixAgent)
+		sp := occ.Principal{ID: occ.NewID(occ.PrefixServicePrincipal), Kind: occ.PrincipalService, Name: "agent bot", NamespaceID: ns.ID,
+			AgentID: agentID, CreatedAt: time.Now(), UpdatedAt: time.Now(), Version: 1}
 		if err := e.st.InsertAgent(ctx, store.AgentRow{ID: agentID, NamespaceID: ns.ID, Name: "bot", Status: occ.AgentActive,
-			DesiredState: occ.DesiredStopped, CreatedAt: occ.Millis(time.Now()), UpdatedAt: occ.Millis(time.Now()), Version: 1}); err != nil {
+			DesiredState: occ.DesiredStopped, ServicePrincipalID: sp.ID, CreatedAt: occ.Millis(time.Now()), UpdatedAt: occ.Millis(time.Now()), Version: 1}, sp); err != nil {
 			t.Fatal(err)
 		}
 		ref := func(id string) occ.SecretRef { return occ.SecretRef{Kind: "secret", NamespaceID: ns.ID, ID: id} }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+
+	"github.com/openclaw/occ/internal/occ"
 )
 
 // AgentRow is an Agent as stored; settings stay encoded so one that cannot
@@ -38,13 +40,44 @@ func scanAgent(r rowScanner) (AgentRow, error) {
 	return a, classify(err)
 }
 
-// InsertAgent stores a new Agent; a taken name is ErrConflict.
-func (q Q) InsertAgent(ctx context.Context, a AgentRow) error {
-	_, err := q.q.ExecContext(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-		a.ID, a.NamespaceID, a.Name, a.Status, a.DesiredState, a.ConfigurationID, a.ServicePrincipalID, nullStr(a.ActiveRevisionID),
-		a.ExecutionMode, nullStr(a.BackendID), a.HarnessAuth, a.Plugins, a.Version, a.CreatedBy, a.CreatedAt, a.UpdatedAt)
+// InsertAgent stores a new Agent with its service principal sp, if the
+// Agent's Namespace is live (not deleted, deleting or failed): ErrNotFound
+// when it is not, and then nothing is written; a taken name is ErrConflict.
+// On PostgreSQL the check and both inserts are one statement, one round
+// trip where they were three; SQLite, without data-modifying CTEs, guards
+// the principal's insert and then inserts the Agent.
+func (q Q) InsertAgent(ctx context.Context, a AgentRow, sp occ.Principal) error {
+	agentArgs := []any{a.ID, a.NamespaceID, a.Name, a.Status, a.DesiredState, a.ConfigurationID, a.ServicePrincipalID, nullStr(a.ActiveRevisionID),
+		a.ExecutionMode, nullStr(a.BackendID), a.HarnessAuth, a.Plugins, a.Version, a.CreatedBy, a.CreatedAt, a.UpdatedAt}
+	spArgs := []any{sp.ID, sp.Kind, sp.Name, nullStr(sp.Email), nullStr(sp.PasswordHash), nullStr(sp.NamespaceID), nullStr(sp.AgentID),
+		boolInt(sp.Disabled), occ.Millis(sp.CreatedAt), occ.Millis(sp.UpdatedAt), sp.Version}
+	if q.ch.dialect == Postgres {
+		return affected(q.q.ExecContext(ctx, insertLiveAgentPostgres, append(agentArgs, spArgs...)...))
+	}
+	if err := affected(q.q.ExecContext(ctx, insertLivePrincipalSQLite, append(spArgs, a.NamespaceID)...)); err != nil {
+		return err
+	}
+	_, err := q.q.ExecContext(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, agentArgs...)
 	return classify(err)
 }
+
+// liveNamespace selects a row when the Namespace $n is live.
+func liveNamespace(n string) string {
+	return `SELECT 1 FROM namespaces WHERE id = ` + n + ` AND deleted_at IS NULL AND status NOT IN ('deleting', 'failed')`
+}
+
+// The Agent's columns $1..$16 and its principal's $17..$27, typed: the
+// values of an INSERT … SELECT take no type from the columns they fill.
+var insertLiveAgentPostgres = `WITH live AS (` + liveNamespace("$2::text") + `),
+	sp AS (INSERT INTO principals (` + principalCols + `)
+		SELECT $17::text, $18::text, $19::text, $20::text, $21::text, $22::text, $23::text, $24::integer, $25::bigint, $26::bigint, $27::bigint FROM live
+		RETURNING 1)
+	INSERT INTO agents (` + agentCols + `)
+		SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text, $11::text, $12::text,
+			$13::bigint, $14::text, $15::bigint, $16::bigint FROM sp`
+
+var insertLivePrincipalSQLite = `INSERT INTO principals (` + principalCols + `)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 WHERE EXISTS (` + liveNamespace("$12") + `)`
 
 // GetAgent returns one Agent of a Namespace.
 func (q Q) GetAgent(ctx context.Context, namespaceID, id string) (AgentRow, error) {
