@@ -11,17 +11,18 @@ import (
 )
 
 // InsertAuditEvent appends one audit event. Callers append inside the
-// transaction of the change they record.
+// transaction of the change they record; there it is sent with the
+// transaction's next statement or its commit (execDeferred), and its
+// failure fails the transaction.
 func (q Q) InsertAuditEvent(ctx context.Context, e occ.AuditEvent) error {
 	details, err := json.Marshal(e.Details)
 	if err != nil {
 		return fmt.Errorf("encode audit details: %w", err)
 	}
-	_, err = q.q.ExecContext(ctx, `INSERT INTO audit_events (id, occurred_at, kind, action, outcome, actor_id, namespace_id,
+	return q.execDeferred(ctx, `INSERT INTO audit_events (id, occurred_at, kind, action, outcome, actor_id, namespace_id,
 		resource_kind, resource_id, request_id, reason_code, details) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		e.ID, occ.Millis(e.OccurredAt), e.Kind, e.Action, e.Outcome, e.ActorID, nullStr(e.NamespaceID),
 		string(e.Resource.Kind), e.Resource.ID, nullStr(e.RequestID), nullStr(e.ReasonCode), string(details))
-	return classify(err)
 }
 
 // AuditFilter selects audit events; empty fields do not filter.

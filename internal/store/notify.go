@@ -79,8 +79,7 @@ func (q Q) announce(ctx context.Context, topic string) error {
 	case q.ch == nil:
 		return nil
 	case q.ch.dialect == Postgres:
-		_, err := q.q.ExecContext(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, topic)
-		return classify(err)
+		return q.execDeferred(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, topic)
 	case q.ch.pending != nil:
 		*q.ch.pending = append(*q.ch.pending, topic)
 	default:

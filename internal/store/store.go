@@ -62,6 +62,15 @@ type Tx struct {
 	dialect Dialect
 }
 
+// execDeferred runs a write whose result the transaction does not wait
+// for (an audit event, a change notification). Inside a PostgreSQL
+// transaction it is sent with the next statement or the commit, whose
+// failure it then is (pipeline.go); elsewhere it runs at once.
+func (q Q) execDeferred(ctx context.Context, query string, args ...any) error {
+	_, err := q.q.ExecContext(deferrable(ctx), query, args...)
+	return classify(err)
+}
+
 // SQL returns the underlying transaction, for River's transactional enqueue.
 func (t *Tx) SQL() *sql.Tx { return t.tx }
 
@@ -179,7 +188,9 @@ func privateFiles(path string) error {
 const postgresConns = 20
 
 func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error) {
-	db, err := openDB("pgx", rawURL, nil, o) // pgx keeps its own statement cache
+	// pgx keeps its own statement cache; pipelined connections save round
+	// trips (pipeline.go).
+	db, err := openDB("pgx", rawURL, func(c driver.Connector) driver.Connector { return pipelinedConnector{c} }, o)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
@@ -248,6 +259,10 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
+		if deferred := (*DeferredWriteError)(nil); errors.As(err, &deferred) {
+			// A write sent with the commit failed: nothing committed.
+			return fmt.Errorf("commit: %w", classify(err))
+		}
 		if err := classify(err); errors.Is(err, ErrStale) {
 			return fmt.Errorf("commit: %w", err)
 		}
