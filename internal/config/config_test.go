@@ -439,6 +439,7 @@ func TestEnvNames(t *testing.T) {
 		"dataDir":                                                       "OCC_DATA_DIR",
 		"listen":                                                        "OCC_LISTEN",
 		"databaseURL":                                                   "OCC_DATABASE_URL",
+		"databaseConnections":                                           "OCC_DATABASE_CONNECTIONS",
 		"publicOrigin":                                                  "OCC_PUBLIC_ORIGIN",
 		"runtimeDir":                                                    "OCC_RUNTIME_DIR",
 		"compute.driver":                                                "OCC_COMPUTE_DRIVER",
@@ -574,8 +575,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 99 {
-		t.Errorf("len(Keys()) = %d, want 99: %v", len(keys), keys)
+	if len(keys) != 100 {
+		t.Errorf("len(Keys()) = %d, want 100: %v", len(keys), keys)
 	}
 }
 
@@ -787,6 +788,10 @@ func TestValidateEnumsAndValues(t *testing.T) {
 		{"database mysql", func(c *Config) { c.DatabaseURL = "mysql://h/db" }, "databaseURL", "must start with sqlite://, postgres:// or postgresql://"},
 		{"database bare path", func(c *Config) { c.DatabaseURL = "/var/occ.db" }, "databaseURL", "must start with"},
 		{"database sqlite no path", func(c *Config) { c.DatabaseURL = "sqlite://" }, "databaseURL", "names no file"},
+		{"database connections postgres", func(c *Config) { c.DatabaseURL = "postgres://h/db"; c.DatabaseConnections = 4 }, "", ""},
+		{"database connections sqlite", func(c *Config) { c.DatabaseConnections = 4 }, "databaseConnections", "applies to PostgreSQL only"},
+		{"database connections negative", func(c *Config) { c.DatabaseURL = "postgres://h/db"; c.DatabaseConnections = -1 }, "databaseConnections", "outside 1..1000"},
+		{"database connections over", func(c *Config) { c.DatabaseURL = "postgres://h/db"; c.DatabaseConnections = 1001 }, "databaseConnections", "outside 1..1000"},
 		{"metrics loopback", func(c *Config) { c.Metrics.Listen = "127.0.0.1:9100" }, "", ""},
 		{"metrics localhost", func(c *Config) { c.Metrics.Listen = "localhost:9100" }, "", ""},
 		{"metrics ipv6 loopback", func(c *Config) { c.Metrics.Listen = "[::1]:9100" }, "", ""},

@@ -115,6 +115,12 @@ func (c *Config) Validate() error {
 	if v.required("databaseURL", c.DatabaseURL) {
 		v.databaseURL("databaseURL", c.DatabaseURL)
 	}
+	if c.DatabaseConnections != 0 {
+		v.intRange("databaseConnections", int64(c.DatabaseConnections), 1, 1000)
+		if strings.HasPrefix(c.DatabaseURL, "sqlite://") {
+			v.add("databaseConnections", "applies to PostgreSQL only: SQLite has one connection")
+		}
+	}
 	v.oneOf("role", c.Role, roles)
 	v.required("runtimeDir", c.RuntimeDir)
 	v.oneOf("compute.driver", c.Compute.Driver, computeDrivers)

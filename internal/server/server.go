@@ -244,7 +244,7 @@ func Migrate(ctx context.Context, cfg *config.Config, out io.Writer) error {
 
 // Open opens and migrates the configured database.
 func Open(ctx context.Context, cfg *config.Config) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL, store.WithConnections(cfg.PostgresConnections()))
 	if err != nil {
 		return nil, err
 	}

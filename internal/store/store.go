@@ -95,7 +95,14 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 type Option func(*options)
 
 type options struct {
-	wrap func(driver.Connector) driver.Connector
+	wrap  func(driver.Connector) driver.Connector
+	conns int
+}
+
+// WithConnections bounds a PostgreSQL pool to n open connections (by
+// default postgresConns); SQLite keeps its one.
+func WithConnections(n int) Option {
+	return func(o *options) { o.conns = n }
 }
 
 // WithConnector makes every connection of the pool come from
@@ -184,8 +191,10 @@ func privateFiles(path string) error {
 	return nil
 }
 
-// postgresConns bounds one process's PostgreSQL connections.
-const postgresConns = 20
+// postgresConns bounds one process's PostgreSQL connections unless
+// WithConnections says otherwise (occ serve passes its setting,
+// databaseConnections).
+const postgresConns = 8
 
 func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error) {
 	// pgx keeps its own statement cache; pipelined connections save round
@@ -199,8 +208,12 @@ func openPostgres(ctx context.Context, rawURL string, o options) (*Store, error)
 	// sessions for one run of bench/load's agents scenario), and each new one
 	// costs the server a process and pgx its prepared statements again.
 	// Idle ones are closed after five minutes.
-	db.SetMaxOpenConns(postgresConns)
-	db.SetMaxIdleConns(postgresConns)
+	conns := postgresConns
+	if o.conns > 0 {
+		conns = o.conns
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	// A server that does not answer must not hold up start for ever.
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
