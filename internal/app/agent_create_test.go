@@ -46,15 +46,7 @@ func TestCreateAgentWritesAllOrNothing(t *testing.T) {
 		}
 
 		for _, status := range []occ.NamespaceStatus{occ.NamespaceDeleting, occ.NamespaceFailed} {
-			e.must("set the Namespace "+string(status), e.st.InTx(e.ctx, func(tx *store.Tx) error {
-				ns, err := tx.GetNamespace(e.ctx, e.ns)
-				if err != nil {
-					return err
-				}
-				ns.Status = status
-				_, err = tx.UpdateNamespace(e.ctx, ns)
-				return err
-			}))
+			e.setNamespaceStatus(status)
 			_, err = create("in-" + string(status))
 			e.wantCode("a Namespace "+string(status), err, occ.CodeNamespaceNotReady)
 			if services() != before || agents() != beforeAgents {

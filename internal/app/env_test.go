@@ -117,16 +117,23 @@ func (e *env) withT(t *testing.T) *env {
 // Configuration (e.cfg), for tests of Namespace-owned resources.
 func withNamespace(e *env) {
 	e.ns = e.namespace("work")
-	e.must("make the Namespace ready", e.st.InTx(e.ctx, func(tx *store.Tx) error {
+	e.setNamespaceStatus(occ.NamespaceReady)
+	e.cfg = e.configuration()
+}
+
+// setNamespaceStatus sets e.ns's status straight in the store, as the
+// worker would.
+func (e *env) setNamespaceStatus(status occ.NamespaceStatus) {
+	e.t.Helper()
+	e.must("set the Namespace "+string(status), e.st.InTx(e.ctx, func(tx *store.Tx) error {
 		ns, err := tx.GetNamespace(e.ctx, e.ns)
 		if err != nil {
 			return err
 		}
-		ns.Status = occ.NamespaceReady
+		ns.Status = status
 		_, err = tx.UpdateNamespace(e.ctx, ns)
 		return err
 	}))
-	e.cfg = e.configuration()
 }
 
 // configuration creates an empty agent Configuration in e.ns.
