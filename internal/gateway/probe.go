@@ -19,16 +19,19 @@ const DefaultProbeTimeout = 10 * time.Second
 // maxProbeBody caps the bytes read from a probe answer.
 const maxProbeBody = 64 << 10
 
-// probeClient talks to the gateway's probe routes. It never uses a proxy
-// (a gateway refuses any X-Forwarded-* header unless it trusts the sender)
-// and never keeps connections between probes.
-var probeClient = &http.Client{
-	Transport: &http.Transport{
-		Proxy:             nil,
-		DialContext:       (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		DisableKeepAlives: true,
-	},
-	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+// newProbeClient makes the client of one Probe: its three routes share
+// one connection (through a Kubernetes port-forward each connection is a
+// stream pair set up over the API server), closed when the probe ends, so
+// none is kept between probes. It never uses a proxy (a gateway refuses
+// any X-Forwarded-* header unless it trusts the sender).
+func newProbeClient() (*http.Client, func()) {
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 1,
+	}
+	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return c, tr.CloseIdleConnections
 }
 
 // Health is what the three unauthenticated probe routes said.
@@ -68,13 +71,15 @@ func Probe(ctx context.Context, baseURL string) (Health, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultProbeTimeout)
 		defer cancel()
 	}
+	client, closeClient := newProbeClient()
+	defer closeClient()
 
 	// /healthz: {"ok":true,"status":"live"}
 	var live struct {
 		OK     bool   `json:"ok"`
 		Status string `json:"status"`
 	}
-	status, err := getJSON(ctx, base, "/healthz", &live)
+	status, err := getJSON(ctx, client, base, "/healthz", &live)
 	if err != nil {
 		return h, err
 	}
@@ -90,7 +95,7 @@ func Probe(ctx context.Context, baseURL string) (Health, error) {
 		Version  string `json:"version"`
 		UptimeMs int64  `json:"uptimeMs"`
 	}
-	status, err = getJSON(ctx, base, "/startupz", &started)
+	status, err = getJSON(ctx, client, base, "/startupz", &started)
 	if err != nil {
 		return h, err
 	}
@@ -106,7 +111,7 @@ func Probe(ctx context.Context, baseURL string) (Health, error) {
 		Ready   bool     `json:"ready"`
 		Failing []string `json:"failing"`
 	}
-	status, err = getJSON(ctx, base, "/readyz", &ready)
+	status, err = getJSON(ctx, client, base, "/readyz", &ready)
 	if err != nil {
 		return h, err
 	}
@@ -121,7 +126,7 @@ func Probe(ctx context.Context, baseURL string) (Health, error) {
 // getJSON GETs one probe route and decodes its body into v when the status is
 // 200 or 503 (the two answers a probe route gives). 403 and any other status
 // are errors; so is a body that is not JSON.
-func getJSON(ctx context.Context, base *url.URL, path string, v any) (int, error) {
+func getJSON(ctx context.Context, client *http.Client, base *url.URL, path string, v any) (int, error) {
 	op := "probe " + path
 	u := *base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
@@ -130,7 +135,7 @@ func getJSON(ctx context.Context, base *url.URL, path string, v any) (int, error
 		return 0, &Error{Kind: ErrProtocol, Op: op, Err: err}
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := probeClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, &Error{Kind: ErrUnreachable, Op: op, Err: err}
 	}

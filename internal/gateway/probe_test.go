@@ -3,12 +3,14 @@ package gateway_test
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -192,5 +194,55 @@ func TestTrustedProxyGateway(t *testing.T) {
 	defer u.Close()
 	if h := u.Hello(); h.AuthMethod != "trusted-proxy" || !strings.Contains(strings.Join(h.Scopes, ","), "operator.admin") {
 		t.Errorf("hello through the proxy: %s %v", h.AuthMethod, h.Scopes)
+	}
+}
+
+// TestProbeUsesOneConnection: the three probe routes share one connection
+// (through a Kubernetes port-forward each connection is a stream pair made
+// over the API server), and the probe leaves none open behind it.
+func TestProbeUsesOneConnection(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	opened, closed := 0, 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/healthz":
+			io.WriteString(w, `{"ok":true,"status":"live"}`)
+		case "/startupz":
+			io.WriteString(w, `{"ok":true,"status":"started","version":"x","uptimeMs":5}`)
+		case "/readyz":
+			io.WriteString(w, `{"ready":true,"failing":[]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch s {
+		case http.StateNew:
+			opened++
+		case http.StateClosed, http.StateHijacked:
+			closed++
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	h, err := gateway.Probe(ctxT(t), srv.URL)
+	if err != nil || !h.Ready {
+		t.Fatalf("Probe = %+v, %v", h, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		o, c := opened, closed
+		mu.Unlock()
+		if o == 1 && c == 1 {
+			return
+		}
+		if o > 1 || time.Now().After(deadline) {
+			t.Fatalf("the probe opened %d connections and %d are closed; want one, closed", o, c)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
