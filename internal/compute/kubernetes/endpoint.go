@@ -178,6 +178,13 @@ func (s *forwardSlot) serve(ln net.Listener) {
 // connection.
 const tunnelDialTimeout = 30 * time.Second
 
+// drainGrace bounds how long a connection stays open once one of its
+// directions has ended: the other gets that long to deliver what it still
+// has. Without a bound, a stream the far side never ends (a port-forward
+// the kubelet refused after the client gave up, for one) would hold the
+// tunnel open for good.
+const drainGrace = 5 * time.Second
+
 // carry copies one connection to the gateway through the tunnel (dialled
 // again if it was closed for idleness) and back.
 func (s *forwardSlot) carry(c net.Conn) {
@@ -221,10 +228,14 @@ func (s *forwardSlot) carry(c net.Conn) {
 	go pipe(c, up)
 	select {
 	case <-done:
-		// One side finished: let the other drain, unless the tunnel ends.
+		// One side finished: let the other drain for a while, unless the
+		// tunnel ends.
+		grace := time.NewTimer(drainGrace)
+		defer grace.Stop()
 		select {
 		case <-done:
 		case <-t.done:
+		case <-grace.C:
 		}
 	case <-t.done:
 	}
