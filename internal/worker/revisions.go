@@ -94,7 +94,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 	}
 	w.markRunning(ctx, p)
 	spec.OnProgress = func(reason string) { w.recordPhase(ctx, p, occ.AttemptOfPending(reason)) }
-	ready, err := w.prepare(ctx, p.rd, spec)
+	ready, err := w.prepare(ctx, p.rd, spec, p.dep.LastAttemptCode == "")
 	clearEnv(spec.Env)
 	clearEnv(spec.HarnessEnv)
 	if err != nil {
@@ -138,21 +138,23 @@ func (p *pass) ref() compute.RevisionRef {
 		RevisionID: p.job.Args.RevisionID}
 }
 
-// quickReady is how long a pass keeps asking a just-started gateway for
-// readiness before it defers: a fast gateway is published in this pass
-// instead of after the first deferral.
+// quickReady is how long a revision's first pass keeps asking a
+// just-started gateway for readiness before it defers: a fast gateway is
+// published in this pass instead of after the first deferral.
 const quickReady = time.Second
 
-// prepare calls PrepareRevision, and while the revision is starting asks
-// again for up to quickReady (it is idempotent): after 50 ms, then twice
-// as long each time (each call reads every object of the Agent from its
-// driver, so a fixed short interval would cost more than it gains).
-func (w *revisionWorker) prepare(ctx context.Context, rd compute.Driver, spec compute.RevisionSpec) (compute.Readiness, error) {
+// prepare calls PrepareRevision and, in a revision's first pass (first),
+// while the revision is starting asks again for up to quickReady (it is
+// idempotent): after 50 ms, then twice as long each time. Later passes
+// ask once: the deferral between them is the wait, and each call reads
+// every object of the Agent from its driver (asking again in every pass
+// made a Kubernetes Agent's passes cost six calls each instead of one).
+func (w *revisionWorker) prepare(ctx context.Context, rd compute.Driver, spec compute.RevisionSpec, first bool) (compute.Readiness, error) {
 	deadline := w.now().Add(quickReady)
 	wait := 50 * time.Millisecond
 	for {
 		r, err := rd.PrepareRevision(ctx, spec)
-		if err != nil || r.Ready || r.Held || w.now().After(deadline) {
+		if err != nil || r.Ready || r.Held || !first || w.now().After(deadline) {
 			return r, err
 		}
 		select {
@@ -196,10 +198,10 @@ func (w *revisionWorker) markRunning(ctx context.Context, p *pass) {
 }
 
 // pending records a not-ready attempt and snoozes without spending an
-// attempt: 500 ms at first, growing with age to 5 s.
+// attempt: 1 s at first, growing with age to 5 s.
 func (w *revisionWorker) pending(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure, data map[string]any) error {
 	age := w.now().Sub(occ.FromMillis(p.dep.AdmittedAt))
-	delay := min(5*time.Second, max(500*time.Millisecond, age/40))
+	delay := min(5*time.Second, max(time.Second, age/20))
 	if err := w.recordAttempt(ctx, p, code, rf, data, delay); err != nil {
 		return err
 	}

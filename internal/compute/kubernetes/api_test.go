@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
@@ -456,6 +457,7 @@ func testLifecycle(t *testing.T, cfg *rest.Config) {
 	if _, err := d.PrepareRevision(ctx, specOf(rev1, 1)); err != nil {
 		t.Fatal(err)
 	}
+	prepared, _ := deps.Get(ctx, depName, metav1.GetOptions{})
 	for range 2 {
 		if err := d.ActivateRevision(ctx, rev1); err != nil {
 			t.Fatal(err)
@@ -464,6 +466,11 @@ func testLifecycle(t *testing.T, cfg *rest.Config) {
 	dep, _ := deps.Get(ctx, depName, metav1.GetOptions{})
 	if dep.Annotations[kubernetes.AnnotationActiveRevision] != rev1.RevisionID {
 		t.Errorf("active annotation %v", dep.Annotations)
+	}
+	// Activation (from what this driver applied) changes no field of the
+	// spec.
+	if !apiequality.Semantic.DeepEqual(dep.Spec, prepared.Spec) {
+		t.Errorf("activation changed the gateway's spec:\n%+v\n%+v", prepared.Spec, dep.Spec)
 	}
 	// Preparing the same revision again keeps it active.
 	if _, err := d.PrepareRevision(ctx, specOf(rev1, 1)); err != nil {
@@ -506,8 +513,14 @@ func testLifecycle(t *testing.T, cfg *rest.Config) {
 	if dep, _ := deps.Get(ctx, depName, metav1.GetOptions{}); *dep.Spec.Replicas != 1 || dep.Annotations[kubernetes.AnnotationRevisionID] != rev2.RevisionID {
 		t.Errorf("retiring the old revision changed the gateway: %v replicas %d", dep.Annotations, *dep.Spec.Replicas)
 	}
-	if err := d.ActivateRevision(ctx, rev2); err != nil {
+	// Activation by another driver (which reads back what occ's field
+	// manager set) changes no field of the spec either.
+	prepared, _ = deps.Get(ctx, depName, metav1.GetOptions{})
+	if err := open(t, cfg).ActivateRevision(ctx, rev2); err != nil {
 		t.Fatal(err)
+	}
+	if dep, _ := deps.Get(ctx, depName, metav1.GetOptions{}); !apiequality.Semantic.DeepEqual(dep.Spec, prepared.Spec) || dep.Annotations[kubernetes.AnnotationActiveRevision] != rev2.RevisionID {
+		t.Errorf("activation by another driver: spec\n%+v\nthen\n%+v\nannotations %v", prepared.Spec, dep.Spec, dep.Annotations)
 	}
 
 	// Stop keeps state, credentials and configuration.
