@@ -467,8 +467,7 @@ func testLifecycle(t *testing.T, cfg *rest.Config) {
 	if dep.Annotations[kubernetes.AnnotationActiveRevision] != rev1.RevisionID {
 		t.Errorf("active annotation %v", dep.Annotations)
 	}
-	// Activation (from what this driver applied) changes no field of the
-	// spec.
+	// Activation changes no field of the spec (the Pod is not made again).
 	if !apiequality.Semantic.DeepEqual(dep.Spec, prepared.Spec) {
 		t.Errorf("activation changed the gateway's spec:\n%+v\n%+v", prepared.Spec, dep.Spec)
 	}
@@ -513,8 +512,7 @@ func testLifecycle(t *testing.T, cfg *rest.Config) {
 	if dep, _ := deps.Get(ctx, depName, metav1.GetOptions{}); *dep.Spec.Replicas != 1 || dep.Annotations[kubernetes.AnnotationRevisionID] != rev2.RevisionID {
 		t.Errorf("retiring the old revision changed the gateway: %v replicas %d", dep.Annotations, *dep.Spec.Replicas)
 	}
-	// Activation by another driver (which reads back what occ's field
-	// manager set) changes no field of the spec either.
+	// Nor does activation by another driver (a reopened occ).
 	prepared, _ = deps.Get(ctx, depName, metav1.GetOptions{})
 	if err := open(t, cfg).ActivateRevision(ctx, rev2); err != nil {
 		t.Fatal(err)

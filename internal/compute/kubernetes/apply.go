@@ -49,12 +49,12 @@ func applyChanged[T metav1.Object, A any](ctx context.Context, m *marks, apply f
 		m.drop(kind, ns, name)
 		return obj, classify("apply "+kind+" "+name, err)
 	}
-	m.record(k, sum, obj, ac)
+	m.record(k, sum, obj)
 	return obj, nil
 }
 
-// marks remember, per object, what occ last applied (the apply
-// configuration and its hash) and the object the API server answered with.
+// marks remember, per object, what occ last applied (a hash of the apply
+// configuration) and the object the API server answered with.
 type marks struct {
 	mu sync.Mutex
 	m  map[markKey]mark
@@ -68,8 +68,6 @@ type mark struct {
 	rv   string
 	gen  int64
 	meta [sha256.Size]byte
-	// applied is the apply configuration itself (never changed).
-	applied any
 }
 
 func hashOf(v any) ([sha256.Size]byte, error) {
@@ -96,50 +94,19 @@ func (m *marks) current(k markKey, sum [sha256.Size]byte, o metav1.Object) bool 
 	m.mu.Lock()
 	c, ok := m.m[k]
 	m.mu.Unlock()
-	return ok && c.sum == sum && c.answered(o)
+	if !ok || c.sum != sum || c.uid != o.GetUID() {
+		return false
+	}
+	return c.rv == o.GetResourceVersion() || (c.gen > 0 && c.gen == o.GetGeneration() && c.meta == metaOf(o))
 }
 
-// answered reports whether o is the object the apply answered, or that
-// object changed since only in status.
-func (c mark) answered(o metav1.Object) bool {
-	return c.uid == o.GetUID() && (c.rv == o.GetResourceVersion() || (c.gen > 0 && c.gen == o.GetGeneration() && c.meta == metaOf(o)))
-}
-
-func (m *marks) record(k markKey, sum [sha256.Size]byte, o metav1.Object, applied any) {
-	c := mark{sum: sum, uid: o.GetUID(), rv: o.GetResourceVersion(), gen: o.GetGeneration(), meta: metaOf(o), applied: applied}
+func (m *marks) record(k markKey, sum [sha256.Size]byte, o metav1.Object) {
+	c := mark{sum: sum, uid: o.GetUID(), rv: o.GetResourceVersion(), gen: o.GetGeneration(), meta: metaOf(o)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.m == nil {
 		m.m = map[markKey]mark{}
 	}
-	m.m[k] = c
-}
-
-// lastApplied returns what occ last applied to o when that still is what
-// occ's field manager owns of it: o is what that apply answered, or has
-// changed since only in status (the same generation, labels and
-// annotations; see current).
-func (m *marks) lastApplied(k markKey, o metav1.Object) (any, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.m[k]
-	if !ok || c.applied == nil || !c.answered(o) {
-		return nil, false
-	}
-	return c.applied, true
-}
-
-// advance notes that before, current as occ last applied it, is now after
-// by another manager's change that occ's apply does not cover (its own
-// annotation): after is then current too.
-func (m *marks) advance(k markKey, before, after metav1.Object) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.m[k]
-	if !ok || !c.answered(before) || after.GetUID() != c.uid {
-		return
-	}
-	c.rv, c.gen, c.meta = after.GetResourceVersion(), after.GetGeneration(), metaOf(after)
 	m.m[k] = c
 }
 

@@ -109,14 +109,11 @@ func (d *Driver) recordProbed(ctx context.Context, dep *appsv1.Deployment, podUI
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
 		"annotations": map[string]string{AnnotationModelProbedPod: podUID},
 	}})
-	after, err := d.cs.AppsV1().Deployments(dep.Namespace).Patch(ctx, dep.Name, types.MergePatchType, patch,
+	_, err := d.cs.AppsV1().Deployments(dep.Namespace).Patch(ctx, dep.Name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: ProbeFieldManager})
 	if err != nil {
 		d.o.Logger.Debug("could not record the model probe on the gateway Deployment", "deployment", dep.Namespace+"/"+dep.Name, "error", err)
-		return
 	}
-	// The mark is not occ's apply: the Deployment is still as occ applied it.
-	d.marks.advance(markKey{"deployment", dep.Namespace, dep.Name}, dep, after)
 }
 
 // live returns the first Pod that is not being deleted, or nil.
