@@ -165,7 +165,7 @@ func TestDeploymentOutcomes(t *testing.T) {
 
 		// Pending: progress shows the latest attempt and the next time.
 		slow, _ := d.newAgent(t, "slow", true)
-		d.fake.set(func(f *fakeCompute) { f.notReady[slow] = 10 }) // beyond one pass's quick readiness polls (6, backing off over a second)
+		d.fake.set(func(f *fakeCompute) { f.notReady[slow] = 7 }) // beyond the first pass's quick readiness polls (6, backing off over a second): ready in the second pass
 		rev := d.deploy(t, slow)
 		waitFor(t, "a recorded attempt", func() bool {
 			st := e.call("GET", d.path("/agents/"+slow+"/deployments/"+rev), e.admin, nil).data()
