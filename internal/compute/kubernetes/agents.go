@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -213,14 +214,42 @@ func runs(dep *appsv1.Deployment, revisionID string) bool {
 }
 
 // reapply applies what occ's field manager set on dep, changed by edit.
+// What it set is this process's last apply when dep is what that apply
+// answered (marks.lastApplied); otherwise it is read back from dep's
+// managed fields, which costs more CPU than the rest of the call
+// (structured-merge-diff).
 func (d *Driver) reapply(ctx context.Context, dep *appsv1.Deployment, edit func(ac *appsv1ac.DeploymentApplyConfiguration)) error {
-	ac, err := appsv1ac.ExtractDeployment(dep, FieldManager)
+	k := markKey{"deployment", dep.Namespace, dep.Name}
+	ac, err := d.ownedDeployment(k, dep)
 	if err != nil {
 		return fmt.Errorf("read back deployment %s: %w", dep.Name, err)
 	}
 	edit(ac)
-	_, err = d.cs.AppsV1().Deployments(dep.Namespace).Apply(ctx, ac, applyOpts)
-	return classify("apply deployment "+dep.Name, err)
+	sum, err := hashOf(ac)
+	if err != nil {
+		return fmt.Errorf("apply deployment %s: %w", dep.Name, err)
+	}
+	applied, err := d.cs.AppsV1().Deployments(dep.Namespace).Apply(ctx, ac, applyOpts)
+	if err != nil {
+		d.marks.drop(k.kind, k.ns, k.name)
+		return classify("apply deployment "+dep.Name, err)
+	}
+	d.marks.record(k, sum, applied, ac)
+	return nil
+}
+
+// ownedDeployment returns a copy of what occ's field manager set on dep.
+func (d *Driver) ownedDeployment(k markKey, dep *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	last, ok := d.marks.lastApplied(k, dep)
+	if !ok {
+		return appsv1ac.ExtractDeployment(dep, FieldManager)
+	}
+	b, err := json.Marshal(last)
+	if err != nil {
+		return nil, err
+	}
+	ac := &appsv1ac.DeploymentApplyConfiguration{}
+	return ac, json.Unmarshal(b, ac)
 }
 
 // ActivateRevision marks the revision the one that serves; the Agent's

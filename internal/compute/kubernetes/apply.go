@@ -5,8 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -49,12 +53,12 @@ func applyChanged[T metav1.Object, A any](ctx context.Context, m *marks, apply f
 		m.drop(kind, ns, name)
 		return obj, classify("apply "+kind+" "+name, err)
 	}
-	m.record(k, sum, obj)
+	m.record(k, sum, obj, ac)
 	return obj, nil
 }
 
-// marks remember, per object, what occ last applied (a hash of the apply
-// configuration) and the object the API server answered with.
+// marks remember, per object, what occ last applied (the apply
+// configuration and its hash) and the object the API server answered with.
 type marks struct {
 	mu sync.Mutex
 	m  map[markKey]mark
@@ -63,11 +67,18 @@ type marks struct {
 type markKey struct{ kind, ns, name string }
 
 type mark struct {
-	sum  [sha256.Size]byte
-	uid  types.UID
-	rv   string
-	gen  int64
-	meta [sha256.Size]byte
+	sum [sha256.Size]byte
+	uid types.UID
+	rv  string
+	gen int64
+	// labels and annotations are the keys the apply set, and meta a hash
+	// of their values as answered.
+	labels, annotations []string
+	meta                [sha256.Size]byte
+	// spec is a Deployment's spec as answered (nil for other kinds).
+	spec *appsv1.DeploymentSpec
+	// applied is the apply configuration (never changed after).
+	applied any
 }
 
 func hashOf(v any) ([sha256.Size]byte, error) {
@@ -78,36 +89,104 @@ func hashOf(v any) ([sha256.Size]byte, error) {
 	return sha256.Sum256(b), nil
 }
 
-// metaOf hashes an object's labels and annotations.
-func metaOf(o metav1.Object) [sha256.Size]byte {
-	sum, _ := hashOf([2]map[string]string{o.GetLabels(), o.GetAnnotations()})
+// appliedKeys returns the label and annotation keys an apply
+// configuration sets.
+func appliedKeys(ac any) (labels, annotations []string) {
+	b, err := json.Marshal(ac)
+	if err != nil {
+		return nil, nil
+	}
+	var m struct {
+		Metadata struct {
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return nil, nil
+	}
+	return slices.Sorted(maps.Keys(m.Metadata.Labels)), slices.Sorted(maps.Keys(m.Metadata.Annotations))
+}
+
+// ownMeta hashes the values o has for the given label and annotation keys
+// (absent ones included as absent).
+func ownMeta(o metav1.Object, labels, annotations []string) [sha256.Size]byte {
+	h := sha256.New()
+	for _, set := range []struct {
+		keys []string
+		m    map[string]string
+	}{{labels, o.GetLabels()}, {annotations, o.GetAnnotations()}} {
+		for _, k := range set.keys {
+			v, ok := set.m[k]
+			fmt.Fprintf(h, "%q=%q,%v;", k, v, ok)
+		}
+		h.Write([]byte{0})
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
 	return sum
 }
 
-// current reports whether o is what the last apply of sum answered: the
-// same object (UID), and either unchanged (resourceVersion) or, for a kind
-// whose spec changes bump metadata.generation (a Deployment, whose status
-// changes often), the same generation with the same labels and
-// annotations. A deleted object is not current (it is not found, or has
+// current reports whether o is what the last apply of sum answered (see
+// answers). A deleted object is not current (it is not found, or has
 // another UID): it is applied again.
 func (m *marks) current(k markKey, sum [sha256.Size]byte, o metav1.Object) bool {
 	m.mu.Lock()
 	c, ok := m.m[k]
 	m.mu.Unlock()
-	if !ok || c.sum != sum || c.uid != o.GetUID() {
-		return false
-	}
-	return c.rv == o.GetResourceVersion() || (c.gen > 0 && c.gen == o.GetGeneration() && c.meta == metaOf(o))
+	return ok && c.sum == sum && c.answers(o)
 }
 
-func (m *marks) record(k markKey, sum [sha256.Size]byte, o metav1.Object) {
-	c := mark{sum: sum, uid: o.GetUID(), rv: o.GetResourceVersion(), gen: o.GetGeneration(), meta: metaOf(o)}
+// answers reports whether o is the object the apply answered: the same
+// object (UID), and either unchanged (resourceVersion) or, for a kind
+// whose spec changes bump metadata.generation (a Deployment, whose status
+// changes often), changed since in nothing occ applied: the labels and
+// annotations it set have the same values, and so has the spec (the same
+// generation; a Deployment's generation also grows with any change of its
+// annotations, such as the Deployment controller's revision annotation or
+// the model probe's mark, so its spec is compared).
+func (c mark) answers(o metav1.Object) bool {
+	if c.uid != o.GetUID() {
+		return false
+	}
+	if c.rv == o.GetResourceVersion() {
+		return true
+	}
+	if c.gen == 0 || c.meta != ownMeta(o, c.labels, c.annotations) {
+		return false
+	}
+	if c.gen == o.GetGeneration() {
+		return true
+	}
+	dep, ok := o.(*appsv1.Deployment)
+	return ok && c.spec != nil && apiequality.Semantic.DeepEqual(*c.spec, dep.Spec)
+}
+
+func (m *marks) record(k markKey, sum [sha256.Size]byte, o metav1.Object, applied any) {
+	labels, annotations := appliedKeys(applied)
+	c := mark{sum: sum, uid: o.GetUID(), rv: o.GetResourceVersion(), gen: o.GetGeneration(),
+		labels: labels, annotations: annotations, meta: ownMeta(o, labels, annotations), applied: applied}
+	if dep, ok := o.(*appsv1.Deployment); ok {
+		c.spec = dep.Spec.DeepCopy()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.m == nil {
 		m.m = map[markKey]mark{}
 	}
 	m.m[k] = c
+}
+
+// lastApplied returns what occ last applied to o when o is what that
+// apply answered (answers): what occ's field manager owns of o.
+func (m *marks) lastApplied(k markKey, o metav1.Object) (any, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.m[k]
+	if !ok || c.applied == nil || !c.answers(o) {
+		return nil, false
+	}
+	return c.applied, true
 }
 
 // drop forgets an object's mark (it was deleted, or its apply failed).

@@ -2,12 +2,14 @@ package kubernetes_test
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"sync/atomic"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/openclaw/occ/internal/compute/kubernetes"
@@ -68,6 +70,21 @@ func testReapply(t *testing.T, cfg *rest.Config) {
 	}
 	if after := versions(); !maps.Equal(after, before) || applies.Load() != 0 {
 		t.Errorf("an unchanged PrepareRevision applied %d objects: resourceVersions %v, then %v", applies.Load(), before, after)
+	}
+
+	// Another manager annotates the Deployment, as the Deployment
+	// controller does with its revision (which also grows the Deployment's
+	// generation): nothing occ applied changed, so nothing is applied.
+	mark, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{"deployment.kubernetes.io/revision": "1"}}})
+	if _, err := deps.Patch(ctx, name, types.MergePatchType, mark, metav1.PatchOptions{FieldManager: "kube-controller-manager"}); err != nil {
+		t.Fatal(err)
+	}
+	applies.Store(0)
+	if _, err := d.PrepareRevision(ctx, specOf(rev, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if applies.Load() != 0 {
+		t.Errorf("PrepareRevision after another manager's annotation applied %d objects", applies.Load())
 	}
 
 	// Someone changes the Deployment's image: the next PrepareRevision
