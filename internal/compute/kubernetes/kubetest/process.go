@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -144,14 +145,46 @@ func (p *process) waitFor(ctx context.Context, what string, ready func(context.C
 	}
 }
 
-// freePort returns a TCP port on 127.0.0.1 that nothing listened on a moment ago.
+// freePort returns a TCP port on 127.0.0.1 that nothing listened on a
+// moment ago, below the range the system hands out for port 0 (and for
+// the local end of outgoing connections). The binary it is meant for binds
+// it a moment later; a port from that range could meanwhile go to any
+// listener on port 0, occ's port-forwards among them, which then receive
+// the connections meant for that binary (seen as a fake gateway refusing
+// occ's token: it was another Agent's, reached through occ's own tunnel).
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	low := ephemeralLow()
+	for range 200 {
+		port := firstPort + rand.IntN(low-firstPort)
+		l, err := net.Listen("tcp", hostPort(port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free port in %d..%d", firstPort, low-1)
+}
+
+// firstPort is the lowest port freePort hands out.
+const firstPort = 10000
+
+// ephemeralLow is the first port of the system's range for port 0
+// (32768 unless configured otherwise).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low < firstPort+1000 {
+		return 32768
+	}
+	return low
 }
 
 func hostPort(port int) string {
