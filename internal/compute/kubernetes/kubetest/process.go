@@ -149,11 +149,21 @@ func (p *process) waitFor(ctx context.Context, what string, ready func(context.C
 // moment ago, below the range the system hands out for port 0 (and for
 // the local end of outgoing connections). The binary it is meant for binds
 // it a moment later; a port from that range could meanwhile go to any
-// listener on port 0, occ's port-forwards among them, which then receive
-// the connections meant for that binary (seen as a fake gateway refusing
-// occ's token: it was another Agent's, reached through occ's own tunnel).
+// listener on port 0 (the test process's own, occ's port-forwards), which
+// then receives the connections meant for that binary: a 500-Agent bench
+// once hung on a fake gateway whose port a listener of the test process
+// held. Where the system's range leaves no room below it, the port comes
+// from that range as before.
 func freePort() (int, error) {
-	low := ephemeralLow()
+	low, ok := ephemeralLow()
+	if !ok {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port, nil
+	}
 	for range 200 {
 		port := firstPort + rand.IntN(low-firstPort)
 		l, err := net.Listen("tcp", hostPort(port))
@@ -169,22 +179,20 @@ func freePort() (int, error) {
 // firstPort is the lowest port freePort hands out.
 const firstPort = 10000
 
-// ephemeralLow is the first port of the system's range for port 0
-// (32768 unless configured otherwise).
-func ephemeralLow() int {
+// ephemeralLow is the first port of the system's range for port 0; ok is
+// false when it cannot be read or leaves fewer than 1,000 ports above
+// firstPort.
+func ephemeralLow() (low int, ok bool) {
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return 32768
+		return 0, false
 	}
 	f := strings.Fields(string(b))
 	if len(f) != 2 {
-		return 32768
+		return 0, false
 	}
-	low, err := strconv.Atoi(f[0])
-	if err != nil || low < firstPort+1000 {
-		return 32768
-	}
-	return low
+	low, err = strconv.Atoi(f[0])
+	return low, err == nil && low >= firstPort+1000
 }
 
 func hostPort(port int) string {
