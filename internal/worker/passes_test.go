@@ -3,12 +3,14 @@ package worker_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/occ"
+	"github.com/openclaw/occ/internal/worker"
 )
 
 // preparesTimed is a driver that notes when each PrepareRevision began.
@@ -62,6 +64,71 @@ func TestOnlyTheFirstPassAsksAgainAtOnce(t *testing.T) {
 		}
 	}
 	e.fake.NotReady(g.ID, 0, "", nil)
+	if st := e.settled(g, rev); st.Status != occ.DeploymentSucceeded {
+		t.Fatalf("deployment = %+v; want succeeded once ready", st)
+	}
+}
+
+// watching is a driver that watches workloads: the test reports their
+// changes.
+type watching struct {
+	*preparesTimed
+	mu      sync.Mutex
+	changed func(compute.AgentRef)
+}
+
+func (w *watching) WatchWorkloads(changed func(compute.AgentRef)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.changed = changed
+	return nil
+}
+
+func (w *watching) report(a compute.AgentRef) {
+	w.mu.Lock()
+	changed := w.changed
+	w.mu.Unlock()
+	changed(a)
+}
+
+// TestAWorkloadChangeRunsTheDeferredRevision: with a driver that watches
+// workloads, a revision whose gateway starts is deferred longer (15 s once
+// it is old), and a change of its workload runs it again at once.
+func TestAWorkloadChangeRunsTheDeferredRevision(t *testing.T) {
+	t.Parallel()
+	var w *watching
+	var skew atomic.Int64 // the worker's clock runs this far ahead
+	e := newEnv(t, computetest.FakeCapabilities(), withDriver(func(f *computetest.Fake) compute.Driver {
+		w = &watching{preparesTimed: &preparesTimed{Driver: f}}
+		return w
+	}), withOptions(func(o *worker.Options) {
+		o.ConvergenceTimeout = time.Hour
+		o.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	}))
+	if w.changed == nil {
+		t.Fatal("the worker did not watch the driver's workloads")
+	}
+	g := e.agent(agentSpec{harness: apiKey("sk")})
+	e.fake.NotReady(g.ID, -1, occ.PendingGatewayStarting, nil)
+	rev := e.deploy(e.admin, g)
+	// Ten minutes old to the worker, the revision is deferred 15 s.
+	skew.Store(int64(10 * time.Minute))
+	e.eventually("a pass defers the revision by 15 s", func() bool {
+		st := e.status(g, rev)
+		return st.Progress != nil && st.Progress.NextAttemptAt != nil &&
+			st.Progress.NextAttemptAt.Sub(time.Now().Add(time.Duration(skew.Load()))) >= 10*time.Second
+	})
+	before := len(w.calls())
+	w.report(compute.AgentRef{NamespaceID: e.ns, AgentID: g.ID})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.calls()) == before {
+		if time.Now().After(deadline) {
+			t.Fatal("no pass within 10 s of the workload's change; the deferral was 15 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.fake.NotReady(g.ID, 0, "", nil)
+	w.report(compute.AgentRef{NamespaceID: e.ns, AgentID: g.ID})
 	if st := e.settled(g, rev); st.Status != occ.DeploymentSucceeded {
 		t.Fatalf("deployment = %+v; want succeeded once ready", st)
 	}

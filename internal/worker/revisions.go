@@ -34,6 +34,8 @@ type pass struct {
 	rev occ.Revision
 	ag  occ.Agent
 	rd  compute.Driver
+	// started is when the pass began.
+	started time.Time
 }
 
 // Work converges one admitted revision: re-authorize, prepare, and when
@@ -41,11 +43,17 @@ type pass struct {
 func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionArgs]) (err error) {
 	defer func() { err = w.settleDropped(ctx, job, err) }()
 	a := job.Args
+	started := w.now()
 	release, err := w.claim(ctx, a.AgentID)
 	if err != nil {
 		return err
 	}
 	defer release()
+	if w.wakes != nil {
+		agent := compute.AgentRef{NamespaceID: a.NamespaceID, AgentID: a.AgentID}
+		w.wakes.begin(agent)
+		defer w.wakes.end(agent)
+	}
 	dep, err := w.st.GetDeployment(ctx, a.NamespaceID, a.AgentID, a.RevisionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // the Agent and its records are gone
@@ -56,7 +64,7 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 	if occ.DeploymentTerminal(dep.Status) {
 		return nil // terminal results are never rewritten
 	}
-	p := &pass{job: job, dep: dep, rd: w.driver}
+	p := &pass{job: job, dep: dep, rd: w.driver, started: started}
 	if code, err := w.load(ctx, p); err != nil || code != "" {
 		if err != nil {
 			return err
@@ -198,14 +206,36 @@ func (w *revisionWorker) markRunning(ctx context.Context, p *pass) {
 }
 
 // pending records a not-ready attempt and snoozes without spending an
-// attempt: 1 s at first, growing with age to 5 s.
+// attempt, for deferral.
 func (w *revisionWorker) pending(ctx context.Context, p *pass, code string, rf *compute.RuntimeFailure, data map[string]any) error {
-	age := w.now().Sub(occ.FromMillis(p.dep.AdmittedAt))
-	delay := min(5*time.Second, max(time.Second, age/20))
+	delay := w.deferral(p, code)
 	if err := w.recordAttempt(ctx, p, code, rf, data, delay); err != nil {
 		return err
 	}
 	return river.JobSnooze(delay)
+}
+
+// deferral is how long a not-ready revision waits for its next pass: 1 s
+// at first, growing with the revision's age to 5 s. A revision that waits
+// on a workload its driver watches (wakes, watchedReason) is run again by
+// the workload's next change, so its deferral grows faster, with the time
+// since that change (or its age), to watchedDeferralCap; when the
+// workload changed during this pass, which may not have seen it, there is
+// none.
+func (w *revisionWorker) deferral(p *pass, code string) time.Duration {
+	now := w.now()
+	since := now.Sub(occ.FromMillis(p.dep.AdmittedAt))
+	if w.wakes == nil || !watchedReason(code) {
+		return min(5*time.Second, max(time.Second, since/20))
+	}
+	changed := w.wakes.deferringJob(p.ref().AgentRef, p.job.ID)
+	if changed.After(p.started) {
+		return 0
+	}
+	if !changed.IsZero() {
+		since = min(since, now.Sub(changed))
+	}
+	return min(watchedDeferralCap, max(time.Second, since/4))
 }
 
 // recordAttempt writes the attempt's evidence (its code, and data such as

@@ -60,6 +60,8 @@ type Options struct {
 	// inserted by River's leader only.
 	AuditRetention *audit.Retention
 	Logger         *slog.Logger
+	// Now is the worker's clock (deadlines, deferrals); nil: time.Now.
+	Now func() time.Time
 }
 
 // SecretResolver reads the value of a Namespace's Secret, and a service
@@ -79,6 +81,9 @@ type deps struct {
 	opts   Options
 	log    *slog.Logger
 	now    func() time.Time
+	// wakes, when the driver watches workloads, runs deferred revisions
+	// again when their workload changes.
+	wakes *wakes
 }
 
 // NewClient returns a River client. With a driver it works jobs; without
@@ -103,8 +108,15 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 		Logger:      slog.New(levelFloor{riverLog.Handler(), slog.LevelWarn}),
 		PollOnly:    st.Dialect() == store.SQLite,
 	}
+	var d *deps
 	if driver != nil {
-		d := &deps{st: st, authz: iam.NewAuthorizer(st), driver: driver, opts: opts, log: opts.Logger, now: time.Now}
+		d = &deps{st: st, authz: iam.NewAuthorizer(st), driver: driver, opts: opts, log: opts.Logger, now: opts.Now}
+		if d.now == nil {
+			d.now = time.Now
+		}
+		if _, ok := driver.(compute.WorkloadWatcher); ok {
+			d.wakes = newWakes(d.now)
+		}
 		workers := river.NewWorkers()
 		river.AddWorker(workers, &namespaceWorker{deps: d})
 		river.AddWorker(workers, &revisionWorker{deps: d})
@@ -128,6 +140,12 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 	c, err := river.NewClient(jobs.Driver(st), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
+	}
+	if d != nil && d.wakes != nil {
+		d.wakes.get, d.wakes.retry = c.JobGet, c.JobRetry
+		if err := driver.(compute.WorkloadWatcher).WatchWorkloads(d.wakes.changed); err != nil {
+			return nil, fmt.Errorf("watch workloads: %w", err)
+		}
 	}
 	return c, nil
 }

@@ -250,8 +250,10 @@ func (d *Driver) forget(a compute.AgentRef) {
 	clear(s.users)
 }
 
-// Close ends the endpoints only this driver used. Gateways keep running.
+// Close ends the endpoints only this driver used and its watch.
+// Gateways keep running.
 func (d *Driver) Close() error {
+	d.stopWatch()
 	forwards.Lock()
 	slots := make([]*forwardSlot, 0, len(forwards.m))
 	for k, s := range forwards.m {

@@ -144,6 +144,8 @@ type Driver struct {
 	// checked maps a Namespace ID to when PrepareRevision last found its
 	// tenant namespace's objects as occ wants them.
 	checked map[string]time.Time
+	// watchStop ends the Pod watch of WatchWorkloads (nil: none).
+	watchStop chan struct{}
 }
 
 var _ compute.Driver = (*Driver)(nil)

@@ -95,7 +95,8 @@ func Rules(endpointAccess string) []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: append(slices.Clone(crud), "deletecollection")},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: crud},
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: crud},
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+		// watch: WatchWorkloads follows the gateway Pods' changes.
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 	}
 	if endpointAccess == EndpointPortForward {
