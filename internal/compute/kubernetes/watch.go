@@ -16,10 +16,13 @@ var _ compute.WorkloadWatcher = (*Driver)(nil)
 
 // WatchWorkloads implements compute.WorkloadWatcher: one watch of the
 // gateway Pods of every tenant namespace (by occ's labels), which calls
-// changed for a Pod's Agent each time the Pod is added, updated (the
-// scheduler placed it, a container started, its Ready condition changed)
-// or deleted. The watch holds each Pod as its name and labels only; it
-// ends when the driver is closed.
+// changed for a Pod's Agent when what readiness reads of the Pod changed
+// (podState: it became Ready, unschedulable, or its container failed; a
+// dedicated gateway's harness stopped; it is being deleted), when a Pod
+// appears in such a state, and when it is deleted. A Pod that is merely
+// created, placed or started is not reported: the revision waiting on it
+// would only find it starting again. The watch holds of each Pod its
+// labels and status only; it ends when the driver is closed.
 func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -29,7 +32,7 @@ func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelRole: RoleGateway}).String()
 	factory := informers.NewSharedInformerFactoryWithOptions(d.cs, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }),
-		informers.WithTransform(podIdentity))
+		informers.WithTransform(podVerdictOnly))
 	report := func(obj any) {
 		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = tomb.Obj
@@ -41,8 +44,18 @@ func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 		}
 	}
 	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    report,
-		UpdateFunc: func(_, obj any) { report(obj) },
+		AddFunc: func(obj any) {
+			if p, ok := obj.(*corev1.Pod); ok && verdictOf(p) != (podVerdict{state: podStarting}) {
+				report(obj)
+			}
+		},
+		UpdateFunc: func(old, obj any) {
+			o, ok1 := old.(*corev1.Pod)
+			p, ok2 := obj.(*corev1.Pod)
+			if ok1 && ok2 && verdictOf(o) != verdictOf(p) {
+				report(obj)
+			}
+		},
 		DeleteFunc: report,
 	}); err != nil {
 		return err
@@ -52,15 +65,29 @@ func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 	return nil
 }
 
-// podIdentity keeps of a watched Pod what WatchWorkloads reads: its name,
-// UID, resourceVersion and labels.
-func podIdentity(obj any) (any, error) {
+// podVerdict is what readiness reads of a gateway Pod.
+type podVerdict struct {
+	state    int
+	held     bool // a dedicated gateway's harness stopped (harnessVerdict)
+	deleting bool
+}
+
+func verdictOf(p *corev1.Pod) podVerdict {
+	_, held := harnessVerdict(p)
+	return podVerdict{state: podState(p), held: held, deleting: p.DeletionTimestamp != nil}
+}
+
+// podVerdictOnly keeps of a watched Pod what WatchWorkloads reads: its
+// identity, labels, deletion and the status verdictOf reads.
+func podVerdictOnly(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-		ResourceVersion: p.ResourceVersion, Labels: p.Labels}}, nil
+		ResourceVersion: p.ResourceVersion, Labels: p.Labels, DeletionTimestamp: p.DeletionTimestamp},
+		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions,
+			ContainerStatuses: p.Status.ContainerStatuses, InitContainerStatuses: p.Status.InitContainerStatuses}}, nil
 }
 
 // stopWatch ends the watch WatchWorkloads started, if any.

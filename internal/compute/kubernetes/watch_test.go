@@ -15,9 +15,10 @@ import (
 	"github.com/openclaw/occ/internal/occ"
 )
 
-// TestAPIWatchWorkloads: the driver reports the Agent of each gateway Pod
-// that is added, changed or deleted, in any namespace, and nothing of a
-// Pod without occ's labels; it watches once, until closed.
+// TestAPIWatchWorkloads: the driver reports the Agent of a gateway Pod, in
+// any namespace, when what readiness reads of it changed (it became Ready)
+// and when it is deleted, not when it is merely created or placed, and
+// nothing of a Pod without occ's labels; it watches once, until closed.
 func TestAPIWatchWorkloads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -43,44 +44,65 @@ func TestAPIWatchWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods := cs.CoreV1().Pods(ns)
-	pod := func(name string, labels map[string]string) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-			Spec: corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "gateway", Image: "registry.example/openclaw:2026.9.6"}}}}
+	// create makes a Pod; condition sets one of its conditions true.
+	create := func(name string, labels map[string]string) *corev1.Pod {
+		t.Helper()
+		p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Spec: corev1.PodSpec{ServiceAccountName: "default", Containers: []corev1.Container{{Name: "gateway", Image: "registry.example/openclaw:2026.9.6"}}}},
+			metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	condition := func(p *corev1.Pod, c corev1.PodConditionType) *corev1.Pod {
+		t.Helper()
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue})
+		p, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	rev := newRevision()
-	// A Pod with every label but managed-by is not occ's.
+	// A Ready Pod with every label but managed-by is not occ's.
 	foreign := compute.AgentRef{NamespaceID: rev.NamespaceID, AgentID: occ.NewID(occ.PrefixAgent)}
-	if _, err := pods.Create(ctx, pod("foreign", map[string]string{kubernetes.LabelNamespace: foreign.NamespaceID,
-		kubernetes.LabelAgent: foreign.AgentID, kubernetes.LabelRole: kubernetes.RoleGateway}), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	labels := revisionLabels(rev)
-	// Each step is reported: the count of the Agent's reports grows.
-	step := func(what string, do func() error) {
+	condition(create("foreign", map[string]string{kubernetes.LabelNamespace: foreign.NamespaceID,
+		kubernetes.LabelAgent: foreign.AgentID, kubernetes.LabelRole: kubernetes.RoleGateway}), corev1.PodReady)
+	// Each reported step adds one report of the Agent.
+	reported := func(what string, want int) {
 		t.Helper()
-		before := seen.of(rev.AgentRef)
-		if err := do(); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
 		deadline := time.Now().Add(time.Minute)
-		for seen.of(rev.AgentRef) == before {
+		for seen.of(rev.AgentRef) < want {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: no change of the Agent reported in a minute", what)
+				t.Fatalf("%s: the Agent was reported %d times in a minute, want %d", what, seen.of(rev.AgentRef), want)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	var p *corev1.Pod
-	step("a gateway Pod added", func() (err error) {
-		p, err = pods.Create(ctx, pod("gateway", labels), metav1.CreateOptions{})
-		return err
-	})
-	step("a gateway Pod that became Ready", func() (err error) {
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-		p, err = pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		return err
-	})
-	step("a gateway Pod deleted", func() error { return pods.Delete(ctx, p.Name, metav1.DeleteOptions{}) })
+	p := create("gateway", revisionLabels(rev))
+	p = condition(p, corev1.PodScheduled) // placed: still starting
+	// The watch reports in order: once another Agent's Ready Pod made
+	// after these steps is reported, they would have been.
+	fence := revisionLabels(newRevision())
+	condition(create("fence", fence), corev1.PodReady)
+	fenced := compute.AgentRef{NamespaceID: fence[kubernetes.LabelNamespace], AgentID: fence[kubernetes.LabelAgent]}
+	deadline := time.Now().Add(time.Minute)
+	for seen.of(fenced) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a Pod that became Ready was not reported in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := seen.of(rev.AgentRef); n != 0 {
+		t.Errorf("a gateway Pod created and placed, still starting, was reported %d times", n)
+	}
+	p = condition(p, corev1.PodReady)
+	reported("a gateway Pod that became Ready", 1)
+	if err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reported("a gateway Pod deleted", 2)
 	if n := seen.of(foreign); n != 0 {
 		t.Errorf("a Pod without occ's managed-by label was reported %d times", n)
 	}
@@ -89,11 +111,9 @@ func TestAPIWatchWorkloads(t *testing.T) {
 	// by the other driver's watch, was not reported by the closed one.
 	d.Close()
 	later := revisionLabels(newRevision())
-	if _, err := pods.Create(ctx, pod("later", later), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	condition(create("later", later), corev1.PodReady)
 	agent := compute.AgentRef{NamespaceID: later[kubernetes.LabelNamespace], AgentID: later[kubernetes.LabelAgent]}
-	deadline := time.Now().Add(time.Minute)
+	deadline = time.Now().Add(time.Minute)
 	for otherSeen.of(agent) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the open driver did not report a new gateway Pod in a minute")
