@@ -92,8 +92,9 @@ func (w *watching) report(a compute.AgentRef) {
 }
 
 // TestAWorkloadChangeRunsTheDeferredRevision: with a driver that watches
-// workloads, a revision whose gateway starts is deferred longer (15 s once
-// it is old), and a change of its workload runs it again at once.
+// workloads, a revision whose gateway starts is asked once a pass and
+// deferred longer (15 s once it is old), and a change of its workload runs
+// it again at once.
 func TestAWorkloadChangeRunsTheDeferredRevision(t *testing.T) {
 	t.Parallel()
 	var w *watching
@@ -110,14 +111,18 @@ func TestAWorkloadChangeRunsTheDeferredRevision(t *testing.T) {
 	}
 	g := e.agent(agentSpec{harness: apiKey("sk")})
 	e.fake.NotReady(g.ID, -1, occ.PendingGatewayStarting, nil)
-	rev := e.deploy(e.admin, g)
 	// Ten minutes old to the worker, the revision is deferred 15 s.
 	skew.Store(int64(10 * time.Minute))
+	rev := e.deploy(e.admin, g)
 	e.eventually("a pass defers the revision by 15 s", func() bool {
 		st := e.status(g, rev)
 		return st.Progress != nil && st.Progress.NextAttemptAt != nil &&
 			st.Progress.NextAttemptAt.Sub(time.Now().Add(time.Duration(skew.Load()))) >= 10*time.Second
 	})
+	// The change will wake it: its first pass did not ask again.
+	if n := len(w.calls()); n != 1 {
+		t.Errorf("the first pass asked %d times; want once with a driver that watches its workloads", n)
+	}
 	before := len(w.calls())
 	w.report(compute.AgentRef{NamespaceID: e.ns, AgentID: g.ID})
 	deadline := time.Now().Add(10 * time.Second)

@@ -102,7 +102,9 @@ func (w *revisionWorker) Work(ctx context.Context, job *river.Job[jobs.RevisionA
 	}
 	w.markRunning(ctx, p)
 	spec.OnProgress = func(reason string) { w.recordPhase(ctx, p, occ.AttemptOfPending(reason)) }
-	ready, err := w.prepare(ctx, p.rd, spec, p.dep.LastAttemptCode == "")
+	// A driver that watches its workloads wakes the revision when its
+	// gateway changes: no pass needs to ask again.
+	ready, err := w.prepare(ctx, p.rd, spec, p.dep.LastAttemptCode == "" && w.wakes == nil)
 	clearEnv(spec.Env)
 	clearEnv(spec.HarnessEnv)
 	if err != nil {
@@ -151,8 +153,9 @@ func (p *pass) ref() compute.RevisionRef {
 // published in this pass instead of after the first deferral.
 const quickReady = time.Second
 
-// prepare calls PrepareRevision and, in a revision's first pass (first),
-// while the revision is starting asks again for up to quickReady (it is
+// prepare calls PrepareRevision and, in a revision's first pass (first;
+// only for a driver that does not watch its workloads), while the
+// revision is starting asks again for up to quickReady (it is
 // idempotent): after 50 ms, then twice as long each time. Later passes
 // ask once: the deferral between them is the wait, and each call reads
 // every object of the Agent from its driver (asking again in every pass
