@@ -247,6 +247,7 @@ func runScale(b *testing.B, n int) {
 	}
 	profiled()
 	w.profile("http://"+metrics+"/debug/pprof/heap", "heap.pprof")
+	passes := w.revisionPasses("http://" + metrics + "/metrics")
 	// occ's own word, once: every Agent's active revision is the deployed
 	// one.
 	for _, ns := range nss {
@@ -277,6 +278,7 @@ func runScale(b *testing.B, n int) {
 	b.ReportMetric(pct(toSucceeded, 50), "succeeded-p50-s")
 	b.ReportMetric(pct(toSucceeded, 99), "succeeded-p99-s")
 	b.ReportMetric(all.Seconds(), "s-all-succeeded")
+	b.ReportMetric(passes/float64(n), "passes/agent")
 	b.ReportMetric(cpu1-cpu0, "occ-cpu-s")
 	b.ReportMetric((cpu1-cpu0)*1000/float64(n), "occ-cpu-ms/agent")
 	b.ReportMetric(float64(rss)/(1<<20), "occ-rss-MB")
@@ -441,6 +443,34 @@ func (w *world) profileCPU(base string) (stop func()) {
 		}
 	})
 	return func() { close(done); wg.Wait() }
+}
+
+// revisionPasses reads from occ's metrics how many passes its worker made
+// over revisions (occ_job_run_seconds_count of revision_reconcile jobs,
+// every outcome: a pass that deferred is a snoozed job run).
+func (w *world) revisionPasses(url string) float64 {
+	res, err := http.Get(url)
+	if err != nil {
+		w.b.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != 200 {
+		w.b.Fatalf("GET %s = %d %v", url, res.StatusCode, err)
+	}
+	total := 0.0
+	for line := range strings.Lines(string(raw)) {
+		if !strings.HasPrefix(line, `occ_job_run_seconds_count{kind="revision_reconcile"`) {
+			continue
+		}
+		w.b.Logf("occ: %s", strings.TrimSpace(line))
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndexByte(line, ' ')+1:]), 64)
+		if err != nil {
+			w.b.Fatalf("metrics line %q: %v", line, err)
+		}
+		total += v
+	}
+	return total
 }
 
 // profile, with -profile, saves what url answers as DIR/name (from any

@@ -102,13 +102,14 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 		return compute.Readiness{}, err
 	}
 	if changed {
-		if err := d.awaitPod(ctx, spec.RevisionRef); err != nil {
+		pods, last, err := d.awaitPod(ctx, spec.RevisionRef)
+		if err != nil {
 			return compute.Readiness{}, err
 		}
-		// The ReplicaSet's failure, if any, is on the Deployment now.
-		if dep, err = d.deployment(ctx, a); err != nil {
-			return compute.Readiness{}, err
+		if last != nil {
+			dep = last // the ReplicaSet's failure, if any, is on it now
 		}
+		return d.readinessOf(ctx, spec, dep, token, pods)
 	}
 	return d.readiness(ctx, spec, dep, token)
 }
@@ -116,30 +117,50 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 // awaitPod waits, within Options.PodStartWait, for the ReplicaSet to create
 // the revision's Pod (or to report that it cannot), so that a
 // PrepareRevision that started the gateway leaves a workload, as on every
-// driver. It looks after 100 ms, then twice as long each time up to a
-// second (each look lists the Pods and reads the Deployment).
-func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) error {
+// driver. Each look lists the revision's Pods and, while none is live,
+// reads the Deployment; it returns the last Pods listed and, when it read
+// one, the last Deployment. Without a watch (WatchWorkloads) it looks
+// again after 100 ms, then twice as long each time up to a second. With
+// one, it looks again when a Pod of the Agent changes, or after a second,
+// then twice as long each time; and it waits up to podReadyWait more for
+// the Pod to be Ready (or fail): one list instead of another pass.
+func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) ([]corev1.Pod, *appsv1.Deployment, error) {
+	changes, stop := d.podChanged(rev.AgentRef)
+	defer stop()
 	deadline := time.Now().Add(d.o.PodStartWait)
-	wait := 100 * time.Millisecond
-	for time.Now().Before(deadline) {
+	wait, most := 100*time.Millisecond, time.Second
+	if changes != nil {
+		wait, most = time.Second, d.o.PodStartWait
+	}
+	var dep *appsv1.Deployment
+	var readyBy time.Time
+	for {
 		pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
 		if err != nil {
-			return err
+			return pods, dep, err
 		}
-		if live(pods) != nil {
-			return nil
-		}
-		if dep, err := d.deployment(ctx, rev.AgentRef); err != nil || (dep != nil && replicaFailure(dep)) {
-			return err
+		until := deadline
+		if p := live(pods); p != nil {
+			if changes == nil || podState(p) != podStarting {
+				return pods, dep, nil
+			}
+			if readyBy.IsZero() {
+				readyBy = time.Now().Add(min(podReadyWait, time.Until(deadline)))
+			}
+			if until = readyBy; !time.Now().Before(until) {
+				return pods, dep, nil
+			}
+		} else if dep, err = d.deployment(ctx, rev.AgentRef); err != nil || (dep != nil && replicaFailure(dep)) || !time.Now().Before(deadline) {
+			return pods, dep, err
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
+			return nil, nil, ctx.Err()
+		case <-changes:
+		case <-time.After(min(wait, time.Until(until))):
 		}
-		wait = min(2*wait, time.Second)
+		wait = min(2*wait, most)
 	}
-	return nil
 }
 
 // applyDeployment makes the gateway Deployment run spec with one replica,
@@ -188,10 +209,14 @@ func (d *Driver) transportToken(ctx context.Context, a compute.AgentRef, create 
 			return "", err
 		}
 		obj := transportSecretObject(a, hex.EncodeToString(b))
-		// Create, not apply: two occ processes racing make one token.
-		_, err = secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: obj.Labels, Annotations: obj.Annotations},
+		// Create, not apply: two occ processes racing make one token (the
+		// one that loses reads the winner's).
+		made, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: obj.Labels, Annotations: obj.Annotations},
 			Type: corev1.SecretTypeOpaque, Data: obj.Data}, metav1.CreateOptions{FieldManager: FieldManager})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
+		if err == nil {
+			return string(made.Data[TokenKey]), nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return "", classify("create secret "+name, err)
 		}
 	}

@@ -58,7 +58,11 @@ const (
 	DefaultModelProbeTimeout = 60 * time.Second
 	// DefaultPodStartWait bounds the wait for a new revision's Pod.
 	DefaultPodStartWait = 10 * time.Second
-	terminationPoll     = 250 * time.Millisecond
+	// podReadyWait bounds how long, within the Pod start wait, a watching
+	// driver waits for a new revision's Pod to be Ready (or fail) before
+	// it reports the gateway starting.
+	podReadyWait    = 3 * time.Second
+	terminationPoll = 250 * time.Millisecond
 )
 
 // ClientQPS and ClientBurst bound the driver's request rate on the client
@@ -146,6 +150,8 @@ type Driver struct {
 	checked map[string]time.Time
 	// watchStop ends the Pod watch of WatchWorkloads (nil: none).
 	watchStop chan struct{}
+	// added holds, per Agent, the channels of podChanged.
+	added map[compute.AgentRef][]chan struct{}
 }
 
 var _ compute.Driver = (*Driver)(nil)
@@ -206,7 +212,8 @@ func New(o Options) (*Driver, error) {
 		return nil, fmt.Errorf("kubernetes compute driver: %w", err)
 	}
 	o.Config = cfg
-	return &Driver{o: o, cs: cs, q: q, verified: map[compute.AgentRef]string{}, checked: map[string]time.Time{}}, nil
+	return &Driver{o: o, cs: cs, q: q, verified: map[compute.AgentRef]string{}, checked: map[string]time.Time{},
+		added: map[compute.AgentRef][]chan struct{}{}}, nil
 }
 
 // Name implements compute.Driver.

@@ -34,19 +34,25 @@ const (
 // be had.
 var imageFailures = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true}
 
-// readiness reads the revision's Pod and, once it is Ready, probes the
-// gateway through its endpoint; dep is the Agent's Deployment and token its
-// gateway token, both as PrepareRevision just read them.
+// readiness reads the revision's Pods for readinessOf.
 func (d *Driver) readiness(ctx context.Context, spec compute.RevisionSpec, dep *appsv1.Deployment, token string) (compute.Readiness, error) {
+	pods, err := d.pods(ctx, spec.AgentRef, spec.RevisionID)
+	if err != nil {
+		return compute.Readiness{}, err
+	}
+	return d.readinessOf(ctx, spec, dep, token, pods)
+}
+
+// readinessOf reads the revision's Pod and, once it is Ready, probes the
+// gateway through its endpoint; dep is the Agent's Deployment, token its
+// gateway token and pods the revision's Pods, as PrepareRevision just read
+// them.
+func (d *Driver) readinessOf(ctx context.Context, spec compute.RevisionSpec, dep *appsv1.Deployment, token string, pods []corev1.Pod) (compute.Readiness, error) {
 	failure := func(check string) compute.Readiness {
 		return compute.Readiness{RuntimeFailure: &compute.RuntimeFailure{Component: "gateway", Check: check, CheckedAt: time.Now().UTC(), Code: CodeStartupFailed}}
 	}
 	starting := compute.Readiness{PendingReason: occ.PendingGatewayStarting}
 	unschedulable := compute.Readiness{PendingReason: occ.PendingWorkloadUnschedulable}
-	pods, err := d.pods(ctx, spec.AgentRef, spec.RevisionID)
-	if err != nil {
-		return compute.Readiness{}, err
-	}
 	pod := live(pods)
 	if pod == nil {
 		if dep != nil && replicaFailure(dep) {

@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"errors"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,14 +40,21 @@ func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 		}
 		if p, ok := obj.(*corev1.Pod); ok {
 			if a := (compute.AgentRef{NamespaceID: p.Labels[LabelNamespace], AgentID: p.Labels[LabelAgent]}); a.Validate() == nil {
+				d.signalChanged(a)
 				changed(a)
 			}
 		}
 	}
 	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			if p, ok := obj.(*corev1.Pod); ok && verdictOf(p) != (podVerdict{state: podStarting}) {
+			p, ok := obj.(*corev1.Pod)
+			if !ok {
+				return
+			}
+			if verdictOf(p) != (podVerdict{state: podStarting}) {
 				report(obj)
+			} else {
+				d.signalChanged(compute.AgentRef{NamespaceID: p.Labels[LabelNamespace], AgentID: p.Labels[LabelAgent]})
 			}
 		},
 		UpdateFunc: func(old, obj any) {
@@ -88,6 +96,39 @@ func podVerdictOnly(obj any) (any, error) {
 		ResourceVersion: p.ResourceVersion, Labels: p.Labels, DeletionTimestamp: p.DeletionTimestamp},
 		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: p.Status.Conditions,
 			ContainerStatuses: p.Status.ContainerStatuses, InitContainerStatuses: p.Status.InitContainerStatuses}}, nil
+}
+
+// podChanged returns a channel that receives when a Pod of a is added,
+// changes its verdict (verdictOf) or is deleted, and a function that ends
+// it; the channel is nil when the driver does not watch.
+func (d *Driver) podChanged(a compute.AgentRef) (<-chan struct{}, func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.watchStop == nil {
+		return nil, func() {}
+	}
+	ch := make(chan struct{}, 1)
+	d.added[a] = append(d.added[a], ch)
+	return ch, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.added[a] = slices.DeleteFunc(d.added[a], func(c chan struct{}) bool { return c == ch })
+		if len(d.added[a]) == 0 {
+			delete(d.added, a)
+		}
+	}
+}
+
+// signalChanged tells the waiters of podChanged that a Pod of a changed.
+func (d *Driver) signalChanged(a compute.AgentRef) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, ch := range d.added[a] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // stopWatch ends the watch WatchWorkloads started, if any.
