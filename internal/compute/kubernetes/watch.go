@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -30,8 +32,17 @@ func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 	if d.watchStop != nil {
 		return errors.New("kubernetes compute driver: workloads are watched already")
 	}
+	// A watch lasts minutes (the reflector asks the API server to end it
+	// after 5-10): the per-request timeout of the settings would cut it
+	// every requestTimeout.
+	cfg := rest.CopyConfig(d.o.Config)
+	cfg.Timeout = 0
+	cs, err := k8s.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	selector := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelRole: RoleGateway}).String()
-	factory := informers.NewSharedInformerFactoryWithOptions(d.cs, 0,
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }),
 		informers.WithTransform(podVerdictOnly))
 	report := func(obj any) {

@@ -2,13 +2,16 @@ package kubernetes_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
@@ -150,4 +153,37 @@ func (r *reports) of(a compute.AgentRef) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.n[a]
+}
+
+// TestAPIWatchOutlivesTheRequestTimeout: the per-request timeout of the
+// settings does not cut the watch (it would be made again every timeout,
+// each time with a warning in occ's log).
+func TestAPIWatchOutlivesTheRequestTimeout(t *testing.T) {
+	t.Parallel()
+	var watches atomic.Int64
+	cfg := rest.CopyConfig(admin(t))
+	cfg.Timeout = time.Second
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Query().Get("watch") == "true" {
+				watches.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	d := open(t, cfg)
+	if err := d.WatchWorkloads(func(compute.AgentRef) {}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for watches.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no watch request in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(5 * time.Second) // five request timeouts
+	if n := watches.Load(); n != 1 {
+		t.Errorf("%d watch requests in 5 s with a 1 s request timeout; want the first one, still open", n)
+	}
 }
