@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/klog/v2"
-
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/kubernetes"
 	"github.com/openclaw/occ/internal/config"
@@ -21,9 +19,6 @@ const preflightTimeout = 2 * time.Minute
 // driver needs (every message names the setting or the permission).
 func (m *Main) kubernetesDriver() (compute.Driver, error) {
 	k := m.Config.Compute.Kubernetes
-	// client-go reports through klog (a watch that failed, a port-forward
-	// that broke): into occ's log, not as klog's own lines on stderr.
-	klog.SetSlogLogger(m.Logger.With("component", "client-go"))
 	rc, err := kubernetes.Connect(kubernetes.Connection{Kubeconfig: k.Kubeconfig, Context: k.Context, InCluster: k.InCluster,
 		Timeout: k.RequestTimeout.D()})
 	if err != nil {
