@@ -190,20 +190,28 @@ func (d *Driver) applyDeployment(ctx context.Context, spec compute.RevisionSpec,
 func (d *Driver) transportToken(ctx context.Context, a compute.AgentRef, create bool) (string, error) {
 	ns, name := NamespaceName(a.NamespaceID), TransportSecretName(a.AgentID)
 	secrets := d.cs.CoreV1().Secrets(ns)
+	k := markKey{"secret", ns, name}
+	// A Secret this process has not seen is most likely new (a first
+	// deploy): it is created before it is read.
+	read := !create || d.marks.seen(k)
 	for range 2 {
-		cur, found, err := getOwned(ctx, "secret", ns, name, agentLabels(a, RoleTransport), secrets.Get)
-		if err != nil {
-			return "", err
-		}
-		if found {
-			if t := string(cur.Data[TokenKey]); t != "" {
-				return t, nil
+		if read {
+			cur, found, err := getOwned(ctx, "secret", ns, name, agentLabels(a, RoleTransport), secrets.Get)
+			if err != nil {
+				return "", err
 			}
-			return "", compute.Permanent(CodeOwnershipConflict, fmt.Errorf("secret %s/%s has no %s", ns, name, TokenKey))
+			if found {
+				if t := string(cur.Data[TokenKey]); t != "" {
+					d.marks.note(k, cur)
+					return t, nil
+				}
+				return "", compute.Permanent(CodeOwnershipConflict, fmt.Errorf("secret %s/%s has no %s", ns, name, TokenKey))
+			}
+			if !create {
+				return "", fmt.Errorf("secret %s/%s does not exist", ns, name)
+			}
 		}
-		if !create {
-			return "", fmt.Errorf("secret %s/%s does not exist", ns, name)
-		}
+		read = true
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
 			return "", err
@@ -214,6 +222,7 @@ func (d *Driver) transportToken(ctx context.Context, a compute.AgentRef, create 
 		made, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: obj.Labels, Annotations: obj.Annotations},
 			Type: corev1.SecretTypeOpaque, Data: obj.Data}, metav1.CreateOptions{FieldManager: FieldManager})
 		if err == nil {
+			d.marks.note(k, made)
 			return string(made.Data[TokenKey]), nil
 		}
 		if !apierrors.IsAlreadyExists(err) {

@@ -13,6 +13,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -223,6 +224,43 @@ func testForeignObjectsRefused(t *testing.T, cfg *rest.Config) {
 	}
 	if s, err := svcs.Get(ctx, foreign.Name, metav1.GetOptions{}); err != nil || s.Spec.Ports[0].Port != 80 || len(s.Labels) != 0 {
 		t.Errorf("the foreign Service was changed: %+v, %v", s, err)
+	}
+
+	// A foreign object under the name of each object occ creates rather
+	// than applies on a first pass (the transport Secret, the state claim,
+	// the revision's ConfigMap): refused, untouched.
+	for _, kind := range []string{"secret", "claim", "configmap"} {
+		rev := newRevision()
+		ensure(t, d, rev.NamespaceID)
+		core, meta := cs.CoreV1(), metav1.ObjectMeta{Labels: map[string]string{"team": "other"}}
+		ns := kubernetes.NamespaceName(rev.NamespaceID)
+		var read func() (metav1.Object, error)
+		switch kind {
+		case "secret":
+			meta.Name = kubernetes.TransportSecretName(rev.AgentID)
+			_, err = core.Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{kubernetes.TokenKey: []byte("theirs")}}, metav1.CreateOptions{})
+			read = func() (metav1.Object, error) { return core.Secrets(ns).Get(ctx, meta.Name, metav1.GetOptions{}) }
+		case "claim":
+			meta.Name = kubernetes.StateClaimName(rev.AgentID)
+			_, err = core.PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: meta, Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}}}}, metav1.CreateOptions{})
+			read = func() (metav1.Object, error) {
+				return core.PersistentVolumeClaims(ns).Get(ctx, meta.Name, metav1.GetOptions{})
+			}
+		case "configmap":
+			meta.Name = kubernetes.ConfigMapName(rev)
+			_, err = core.ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta}, metav1.CreateOptions{})
+			read = func() (metav1.Object, error) { return core.ConfigMaps(ns).Get(ctx, meta.Name, metav1.GetOptions{}) }
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = d.PrepareRevision(ctx, specOf(rev, 1))
+		wantCode(t, err, kubernetes.CodeOwnershipConflict)
+		if o, err := read(); err != nil || len(o.GetLabels()) != 1 || o.GetLabels()["team"] != "other" || len(o.GetManagedFields()) != 1 {
+			t.Errorf("the foreign %s was changed: labels %v, fields %v, %v", kind, o.GetLabels(), o.GetManagedFields(), err)
+		}
 	}
 
 	// A foreign policy under one of occ's names.

@@ -6,31 +6,74 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// applier is a typed client's Get and Apply of one kind.
+// applier is a typed client's Get, Create and Apply of one kind.
 type applier[T metav1.Object, A any] interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Apply(ctx context.Context, ac A, opts metav1.ApplyOptions) (T, error)
 }
 
 // applyOwned applies ac unless an object of that name exists without the
 // labels want (refused, never adopted), or exists as occ last applied it
 // (marks). With once, an existing object is left as it is (claims and
-// immutable ConfigMaps are written once).
+// immutable ConfigMaps are written once), and one this process has not
+// seen is created first (createUnseen).
 func applyOwned[T metav1.Object, A any](ctx context.Context, m *marks, c applier[T, A], kind, ns, name string, want map[string]string, ac A, once bool) (T, error) {
+	if once {
+		if obj, made, err := createUnseen(ctx, m, c, kind, ns, name, ac); made || err != nil {
+			return obj, err
+		}
+	}
 	cur, found, err := getOwned(ctx, kind, ns, name, want, c.Get)
-	if err != nil || (found && once) {
+	if err != nil {
 		return cur, err
 	}
+	if found && once {
+		m.note(markKey{kind, ns, name}, cur)
+		return cur, nil
+	}
 	return applyChanged(ctx, m, c.Apply, kind, ns, name, cur, found, ac)
+}
+
+// createUnseen creates an object written once that this process has not
+// seen (no mark): a first pass over an Agent finds its claim and its
+// revision's ConfigMap missing, so one create does the work of a read and
+// an apply. made is false when the object exists already (it is then read
+// and checked as any other) or was seen.
+func createUnseen[T metav1.Object, A any](ctx context.Context, m *marks, c applier[T, A], kind, ns, name string, ac A) (obj T, made bool, err error) {
+	var zero T
+	k := markKey{kind, ns, name}
+	if m.seen(k) {
+		return zero, false, nil
+	}
+	obj = reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	b, err := json.Marshal(ac)
+	if err == nil {
+		err = json.Unmarshal(b, obj)
+	}
+	if err != nil {
+		return zero, false, fmt.Errorf("create %s %s: %w", kind, name, err)
+	}
+	created, err := c.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return zero, false, nil
+	case err != nil:
+		return zero, false, classify("create "+kind+" "+name, err)
+	}
+	m.note(k, created)
+	return created, true, nil
 }
 
 // applyChanged applies ac, unless cur (read just before; found says
@@ -175,6 +218,25 @@ func (m *marks) record(k markKey, sum [sha256.Size]byte, o metav1.Object, applie
 		m.m = map[markKey]mark{}
 	}
 	m.m[k] = c
+}
+
+// note marks an object as seen, with nothing applied (objects written
+// once).
+func (m *marks) note(k markKey, o metav1.Object) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[markKey]mark{}
+	}
+	m.m[k] = mark{uid: o.GetUID(), rv: o.GetResourceVersion()}
+}
+
+// seen reports whether the object has a mark.
+func (m *marks) seen(k markKey) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.m[k]
+	return ok
 }
 
 // lastApplied returns what occ last applied to o when o is what that

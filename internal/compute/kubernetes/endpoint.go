@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apistream "k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/streaming/pkg/httpstream"
@@ -31,25 +32,25 @@ import (
 // Pods, so an endpoint handed out earlier keeps working.
 const tunnelIdle = 5 * time.Second
 
-// tunnel is one port-forward to a gateway Pod, on a loopback port of its
-// own.
+// tunnel is one port-forward connection to a gateway Pod: a SPDY
+// connection (over a WebSocket, or plain where the API server has no
+// WebSocket port-forward) on which each carried connection opens a pair of
+// streams to the Pod's gateway port.
 type tunnel struct {
+	conn apistream.Connection
+	// port is the gateway's port in the Pod; ids numbers the stream pairs.
 	port int
-	stop chan struct{}
-	done chan struct{}
+	ids  atomic.Int64
 }
 
-func (t *tunnel) close() {
-	select {
-	case <-t.stop:
-	default:
-		close(t.stop)
-	}
-}
+func (t *tunnel) close() { t.conn.Close() }
+
+// closed is closed once the tunnel's connection has ended.
+func (t *tunnel) closed() <-chan bool { return t.conn.CloseChan() }
 
 func (t *tunnel) alive() bool {
 	select {
-	case <-t.done:
+	case <-t.closed():
 		return false
 	default:
 		return true
@@ -211,34 +212,73 @@ func (s *forwardSlot) carry(c net.Conn) {
 		}
 		s.mu.Unlock()
 	}()
-	up, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(t.port))
+	t.forward(c)
+}
+
+// forward carries c to the gateway port through a data stream of the
+// tunnel, and back, as the port-forward protocol has it: the far side
+// reports a failure on the pair's error stream, and such a failure ends the
+// whole tunnel (as kubectl's port-forward does), to be dialled again.
+func (t *tunnel) forward(c net.Conn) {
+	h := http.Header{}
+	h.Set(corev1.StreamType, corev1.StreamTypeError)
+	h.Set(corev1.PortHeader, strconv.Itoa(t.port))
+	h.Set(corev1.PortForwardRequestIDHeader, strconv.FormatInt(t.ids.Add(1), 10))
+	failure, err := t.conn.CreateStream(h)
 	if err != nil {
 		return
 	}
-	defer up.Close()
+	failure.Close() // occ writes nothing on it
+	h.Set(corev1.StreamType, corev1.StreamTypeData)
+	data, err := t.conn.CreateStream(h)
+	if err != nil {
+		failure.Reset()
+		t.conn.RemoveStreams(failure)
+		return
+	}
+	defer t.conn.RemoveStreams(failure, data)
+	reported := make(chan []byte, 1)
+	go func() {
+		msg, _ := io.ReadAll(failure)
+		reported <- msg
+	}()
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
-		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+	go func() {
+		_, _ = io.Copy(data, c)
+		data.Close() // no more from the client
+		done <- struct{}{}
+	}()
+	go func() {
+		_, _ = io.Copy(c, data)
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 		}
 		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
+	}()
 	select {
 	case <-done:
-		// One side finished: let the other drain for a while, unless the
-		// tunnel ends.
-		grace := time.NewTimer(drainGrace)
-		defer grace.Stop()
-		select {
-		case <-done:
-		case <-t.done:
-		case <-grace.C:
-		}
-	case <-t.done:
+	case <-t.closed():
 	}
+	// One side finished: the other gets drainGrace to deliver what it
+	// still has, then the far side as long to report a failure.
+	grace := time.NewTimer(drainGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-t.closed():
+	case <-grace.C:
+	}
+	data.Reset()
+	grace.Reset(drainGrace)
+	select {
+	case msg := <-reported:
+		if len(msg) > 0 {
+			t.close()
+		}
+	case <-t.closed():
+	case <-grace.C:
+	}
+	failure.Reset()
 }
 
 // forget ends the Agent's endpoint.
@@ -366,9 +406,8 @@ func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev
 	return s.port, nil
 }
 
-// dialTunnel starts a port-forward (WebSocket, or SPDY where the API server
-// has no WebSocket port-forward) to the Pod's gateway port on a free
-// loopback port.
+// dialTunnel opens a port-forward connection (WebSocket, or SPDY where
+// the API server has no WebSocket port-forward) to the Pod.
 func (d *Driver) dialTunnel(ctx context.Context, pod *corev1.Pod) (*tunnel, error) {
 	url := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
 	rt, upgrader, err := spdy.RoundTripperFor(d.o.Config)
@@ -383,33 +422,32 @@ func (d *Driver) dialTunnel(ctx context.Context, pod *corev1.Pod) (*tunnel, erro
 	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
-	f := &tunnel{stop: make(chan struct{}), done: make(chan struct{})}
-	ready := make(chan struct{})
-	pf, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(d.o.GatewayPort)}, f.stop, ready, io.Discard, io.Discard)
-	if err != nil {
-		return nil, err
+	type dialed struct {
+		conn     apistream.Connection
+		protocol string
+		err      error
 	}
-	errc := make(chan error, 1)
+	answer := make(chan dialed, 1)
 	go func() {
-		defer close(f.done)
-		errc <- pf.ForwardPorts()
+		conn, protocol, err := dialer.Dial(portforward.PortForwardProtocolV1Name)
+		answer <- dialed{conn, protocol, err}
 	}()
 	select {
-	case <-ready:
-	case err := <-errc:
-		if err == nil {
-			err = errors.New("port-forward ended")
+	case a := <-answer:
+		if a.err != nil {
+			return nil, fmt.Errorf("port-forward to pod %s/%s: %w", pod.Namespace, pod.Name, a.err)
 		}
-		return nil, fmt.Errorf("port-forward to pod %s/%s: %w", pod.Namespace, pod.Name, err)
+		if a.protocol != portforward.PortForwardProtocolV1Name {
+			a.conn.Close()
+			return nil, fmt.Errorf("port-forward to pod %s/%s: the API server answered protocol %q", pod.Namespace, pod.Name, a.protocol)
+		}
+		return &tunnel{conn: a.conn, port: d.o.GatewayPort}, nil
 	case <-ctx.Done():
-		f.close()
+		go func() {
+			if a := <-answer; a.conn != nil {
+				a.conn.Close()
+			}
+		}()
 		return nil, ctx.Err()
 	}
-	ports, err := pf.GetPorts()
-	if err != nil || len(ports) != 1 {
-		f.close()
-		return nil, fmt.Errorf("port-forward to pod %s/%s: no local port: %v", pod.Namespace, pod.Name, err)
-	}
-	f.port = int(ports[0].Local)
-	return f, nil
 }
