@@ -431,19 +431,9 @@ func (d *Driver) deleteLabelled(ctx context.Context, a compute.AgentRef, revisio
 	return nil
 }
 
-// pods returns the Agent's gateway Pods (of one revision when revisionID
-// is set) as the driver's watch has them (watchedPods: their identity,
-// labels and status), or as listed when it has no watch.
+// pods lists the Agent's gateway Pods (of one revision when revisionID is
+// set).
 func (d *Driver) pods(ctx context.Context, a compute.AgentRef, revisionID string) ([]corev1.Pod, error) {
-	if pods, ok := d.watchedPods(a, revisionID); ok {
-		return pods, nil
-	}
-	return d.listPods(ctx, a, revisionID)
-}
-
-// listPods lists the Agent's gateway Pods (of one revision when
-// revisionID is set) from the API server, whole.
-func (d *Driver) listPods(ctx context.Context, a compute.AgentRef, revisionID string) ([]corev1.Pod, error) {
 	set := gatewaySelector(a)
 	if revisionID != "" {
 		set[LabelRevision] = revisionID
