@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apistream "k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/streaming/pkg/httpstream"
@@ -37,7 +36,7 @@ const tunnelIdle = 5 * time.Second
 // WebSocket port-forward) on which each carried connection opens a pair of
 // streams to the Pod's gateway port.
 type tunnel struct {
-	conn apistream.Connection
+	conn httpstream.Connection
 	// port is the gateway's port in the Pod; ids numbers the stream pairs.
 	port int
 	ids  atomic.Int64
@@ -414,16 +413,16 @@ func (d *Driver) dialTunnel(ctx context.Context, pod *corev1.Pod) (*tunnel, erro
 	if err != nil {
 		return nil, err
 	}
-	spdyDialer := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, url)
-	wsDialer, err := portforward.NewSPDYOverWebsocketDialer(url, d.o.Config)
+	spdyDialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, url)
+	wsDialer, err := portforward.NewSPDYOverWebsocketDialerForStreaming(url, d.o.Config)
 	if err != nil {
 		return nil, err
 	}
-	dialer := portforward.NewFallbackDialer(wsDialer, spdyDialer, func(err error) bool {
+	dialer := portforward.NewFallbackDialerForStreaming(wsDialer, spdyDialer, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
 	type dialed struct {
-		conn     apistream.Connection
+		conn     httpstream.Connection
 		protocol string
 		err      error
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apistream "k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/streaming/pkg/httpstream"
 )
 
 // farSide stands in for a port-forward connection: each stream pair it
@@ -28,7 +28,7 @@ func newFarSide(pair func(failure, data *farStream)) *farSide {
 	return &farSide{pair: pair, closed: make(chan bool)}
 }
 
-func (f *farSide) CreateStream(h http.Header) (apistream.Stream, error) {
+func (f *farSide) CreateStream(h http.Header) (httpstream.Stream, error) {
 	s := newFarStream(h.Clone())
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -47,22 +47,20 @@ func (f *farSide) Close() error {
 	return nil
 }
 
-func (f *farSide) CloseChan() <-chan bool                { return f.closed }
-func (f *farSide) SetIdleTimeout(time.Duration)          {}
-func (f *farSide) RemoveStreams(...apistream.Stream)     {}
-func (f *farSide) RemovePortForwardStreams(...any) error { return nil }
+func (f *farSide) CloseChan() <-chan bool             { return f.closed }
+func (f *farSide) SetIdleTimeout(time.Duration)       {}
+func (f *farSide) RemoveStreams(...httpstream.Stream) {}
 
 // farStream is one stream: what occ writes, the far side reads from
 // toFar; what the far side writes, occ reads from fromFar.
 type farStream struct {
-	headers        http.Header
-	toFarR         *io.PipeReader
-	toFarW         *io.PipeWriter
-	fromFarR       *io.PipeReader
-	fromFarW       *io.PipeWriter
-	reset          chan struct{}
-	resetOnce      sync.Once
-	closedForWrite bool
+	headers   http.Header
+	toFarR    *io.PipeReader
+	toFarW    *io.PipeWriter
+	fromFarR  *io.PipeReader
+	fromFarW  *io.PipeWriter
+	reset     chan struct{}
+	resetOnce sync.Once
 }
 
 func newFarStream(h http.Header) *farStream {
