@@ -398,6 +398,8 @@ func (d *Driver) DeleteAgent(ctx context.Context, a compute.AgentRef) error {
 	for _, k := range []string{"deployment", "service", "serviceaccount"} {
 		d.marks.drop(k, ns, name)
 	}
+	d.marks.drop("persistentvolumeclaim", ns, StateClaimName(a.AgentID))
+	d.marks.drop("secret", ns, TransportSecretName(a.AgentID))
 	d.mu.Lock()
 	delete(d.verified, a)
 	d.mu.Unlock()
@@ -408,6 +410,7 @@ func (d *Driver) DeleteAgent(ctx context.Context, a compute.AgentRef) error {
 // environment.
 func (d *Driver) deleteRevisionObjects(ctx context.Context, rev compute.RevisionRef) error {
 	d.marks.drop("secret", NamespaceName(rev.NamespaceID), EnvSecretName(rev))
+	d.marks.drop("configmap", NamespaceName(rev.NamespaceID), ConfigMapName(rev))
 	return d.deleteLabelled(ctx, rev.AgentRef, rev.RevisionID)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -40,6 +41,9 @@ type tunnel struct {
 	// port is the gateway's port in the Pod; ids numbers the stream pairs.
 	port int
 	ids  atomic.Int64
+	// pod names the Pod and logger hears the failures the far side reports.
+	pod    string
+	logger *slog.Logger
 }
 
 func (t *tunnel) close() { t.conn.Close() }
@@ -272,6 +276,7 @@ func (t *tunnel) forward(c net.Conn) {
 	select {
 	case msg := <-reported:
 		if len(msg) > 0 {
+			t.logger.Warn("gateway port-forward failed; it is dialled again for the next connection", "pod", t.pod, "error", string(msg))
 			t.close()
 		}
 	case <-t.closed():
@@ -440,7 +445,7 @@ func (d *Driver) dialTunnel(ctx context.Context, pod *corev1.Pod) (*tunnel, erro
 			a.conn.Close()
 			return nil, fmt.Errorf("port-forward to pod %s/%s: the API server answered protocol %q", pod.Namespace, pod.Name, a.protocol)
 		}
-		return &tunnel{conn: a.conn, port: d.o.GatewayPort}, nil
+		return &tunnel{conn: a.conn, port: d.o.GatewayPort, pod: pod.Namespace + "/" + pod.Name, logger: d.o.Logger}, nil
 	case <-ctx.Done():
 		go func() {
 			if a := <-answer; a.conn != nil {

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -111,7 +112,7 @@ func TestCarryEndsWhenTheFarSideNeverDoes(t *testing.T) {
 	far := newFarSide(func(_, data *farStream) {
 		_, _ = io.Copy(io.Discard, data.toFarR) // reads to the end, then holds both streams open
 	})
-	tun := &tunnel{conn: far, port: 18789}
+	tun := &tunnel{conn: far, port: 18789, pod: "ns/gateway", logger: slog.New(slog.DiscardHandler)}
 	defer tun.close()
 	s := &forwardSlot{pod: &corev1.Pod{}, t: tun, users: map[*Driver]bool{}}
 
@@ -151,7 +152,7 @@ func TestCarryEndsTheTunnelOnAReportedFailure(t *testing.T) {
 		failure.fromFarW.Close()
 		data.fromFarW.Close()
 	})
-	tun := &tunnel{conn: far, port: 18789}
+	tun := &tunnel{conn: far, port: 18789, pod: "ns/gateway", logger: slog.New(slog.DiscardHandler)}
 	s := &forwardSlot{pod: &corev1.Pod{}, t: tun, users: map[*Driver]bool{}}
 
 	select {
