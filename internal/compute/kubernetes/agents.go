@@ -123,7 +123,8 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 // again after 100 ms, then twice as long each time up to a second. With
 // one, it looks again when a Pod of the Agent changes, or after a second,
 // then twice as long each time; and it waits up to podReadyWait more for
-// the Pod to be Ready (or fail): one list instead of another pass.
+// the Pod to be Ready (or fail), even once its container runs: one list
+// instead of another pass.
 func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) ([]corev1.Pod, *appsv1.Deployment, error) {
 	changes, stop := d.podChanged(rev.AgentRef)
 	defer stop()
@@ -141,7 +142,7 @@ func (d *Driver) awaitPod(ctx context.Context, rev compute.RevisionRef) ([]corev
 		}
 		until := deadline
 		if p := live(pods); p != nil {
-			if changes == nil || podState(p) != podStarting {
+			if s := podState(p); changes == nil || s != podStarting && s != podRunning {
 				return pods, dep, nil
 			}
 			if readyBy.IsZero() {

@@ -25,6 +25,9 @@ const (
 	// CodePodFailed: the revision's gateway container exited or its image
 	// cannot be had.
 	CodePodFailed = "POD_FAILED"
+	// CodePodNotReady: the revision's gateway container runs and its
+	// readiness probe has not passed (the gateway's own checks say why).
+	CodePodNotReady = "POD_NOT_READY"
 )
 
 // diagMessages are the fixed messages of the driver's own codes
@@ -32,6 +35,7 @@ const (
 var diagMessages = map[string]string{
 	CodeUnavailable: "The gateway Pod of this revision is missing or did not answer.",
 	CodePodFailed:   "The gateway container of this revision exited or its image cannot be pulled.",
+	CodePodNotReady: "The gateway container of this revision runs, and the Pod's readiness probe has not passed.",
 }
 
 // diagnoseTimeout bounds Diagnose.
@@ -81,6 +85,8 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 	switch podState(pod) {
 	case podReady:
 		out.Checks = append(out.Checks, check(ComponentGateway, CheckPod, gateway.CheckSucceeded, CodeOK))
+	case podRunning:
+		out.Checks = append(out.Checks, check(ComponentGateway, CheckPod, gateway.CheckFailed, CodePodNotReady))
 	case podExited, podImageFailed:
 		out.Checks = append(out.Checks, check(ComponentGateway, CheckPod, gateway.CheckFailed, CodePodFailed))
 		return unknown(CheckHealthz, CheckStartupz, CheckReadyz)

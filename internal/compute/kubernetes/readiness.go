@@ -65,14 +65,15 @@ func (d *Driver) readinessOf(ctx context.Context, spec compute.RevisionSpec, dep
 			return r, nil
 		}
 	}
-	switch state := podState(pod); state {
+	state := podState(pod)
+	switch state {
 	case podUnschedulable:
 		return unschedulable, nil
 	case podImageFailed:
 		return failure("image"), nil
 	case podExited:
 		return failure("process"), nil
-	case podReady:
+	case podReady, podRunning:
 	default:
 		return starting, nil
 	}
@@ -81,7 +82,15 @@ func (d *Driver) readinessOf(ctx context.Context, spec compute.RevisionSpec, dep
 		d.o.Logger.Debug("gateway endpoint not reachable yet", "agent", spec.AgentID, "error", err)
 		return starting, nil
 	}
-	return d.probe(ctx, spec, ep, dep, string(pod.UID))
+	// A running Pod that is not Ready is probed too: what its gateway
+	// answers (Slack down, a sidecar still starting) is the reason it is
+	// held. Its gateway ready is not enough: the kubelet's readiness probe
+	// has yet to pass, and the Pod's Service sends it nothing until then.
+	r, err := d.probe(ctx, spec, ep, dep, string(pod.UID))
+	if err == nil && r.Ready && state == podRunning {
+		return starting, nil
+	}
+	return r, err
 }
 
 // probe asks a Ready Pod's gateway (compute.ProbeEndpoint), probing the
@@ -135,6 +144,9 @@ func live(pods []corev1.Pod) *corev1.Pod {
 // The states of a gateway Pod that readiness tells apart.
 const (
 	podStarting = iota
+	// podRunning: the gateway container runs, the Pod is not Ready (its
+	// readiness probe has not passed yet, or no longer does).
+	podRunning
 	podReady
 	podUnschedulable
 	podImageFailed
@@ -165,6 +177,11 @@ func podState(p *corev1.Pod) int {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
 			return podReady
+		}
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == ContainerName && cs.State.Running != nil {
+			return podRunning
 		}
 	}
 	return podStarting

@@ -30,3 +30,30 @@ func TestReplicaFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestPodState: a Pod is starting until its gateway container runs, running
+// (probed, not yet ready) until its Ready condition holds, and failed when
+// its container exited.
+func TestPodState(t *testing.T) {
+	t.Parallel()
+	running := corev1.ContainerStatus{Name: ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	exited := corev1.ContainerStatus{Name: ContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}
+	sidecar := corev1.ContainerStatus{Name: HarnessContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+	ready := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	notReady := []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	for _, c := range []struct {
+		name   string
+		status corev1.PodStatus
+		want   int
+	}{
+		{"created", corev1.PodStatus{Phase: corev1.PodPending}, podStarting},
+		{"another container runs", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{sidecar}, Conditions: notReady}, podStarting},
+		{"gateway runs, not Ready", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running}, Conditions: notReady}, podRunning},
+		{"gateway runs, Ready", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{running}, Conditions: ready}, podReady},
+		{"gateway exited", corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{exited}, Conditions: notReady}, podExited},
+	} {
+		if got := podState(&corev1.Pod{Status: c.status}); got != c.want {
+			t.Errorf("%s: podState = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

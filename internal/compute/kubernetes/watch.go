@@ -93,7 +93,12 @@ type podVerdict struct {
 
 func verdictOf(p *corev1.Pod) podVerdict {
 	_, held := harnessVerdict(p)
-	return podVerdict{state: podState(p), held: held, deleting: p.DeletionTimestamp != nil}
+	state := podState(p)
+	if state == podRunning {
+		// Started, not Ready: the revision would find it starting again.
+		state = podStarting
+	}
+	return podVerdict{state: state, held: held, deleting: p.DeletionTimestamp != nil}
 }
 
 // podVerdictOnly keeps of a watched Pod what WatchWorkloads reads: its

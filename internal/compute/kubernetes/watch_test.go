@@ -85,6 +85,13 @@ func TestAPIWatchWorkloads(t *testing.T) {
 	}
 	p := create("gateway", revisionLabels(rev))
 	p = condition(p, corev1.PodScheduled) // placed: still starting
+	// Its container started, the Pod not Ready: still starting.
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: kubernetes.ContainerName, Image: p.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	p, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The watch reports in order: once another Agent's Ready Pod made
 	// after these steps is reported, they would have been.
 	fence := revisionLabels(newRevision())
@@ -98,7 +105,7 @@ func TestAPIWatchWorkloads(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if n := seen.of(rev.AgentRef); n != 0 {
-		t.Errorf("a gateway Pod created and placed, still starting, was reported %d times", n)
+		t.Errorf("a gateway Pod created, placed and started, not Ready, was reported %d times", n)
 	}
 	p = condition(p, corev1.PodReady)
 	reported("a gateway Pod that became Ready", 1)

@@ -22,13 +22,15 @@ import (
 )
 
 // Kubelet stands in for the kubelet of kwok's fake nodes, for occ's gateway
-// Pods only: kwok schedules Pods and reports them Running and Ready, but runs
-// nothing. For each gateway Pod bound to a node it runs the fake gateway
+// Pods only: kwok runs nothing, and leaves these Pods' status to it
+// (tools/kube/kwok/files). For each gateway Pod bound to a node it runs the fake gateway
 // binary with the Pod's environment (secretKeyRef values read from their
 // Secrets, as a kubelet does), the Pod's ConfigMap as its openclaw.json, and
 // a directory per PersistentVolumeClaim as the state volume (kept across
 // Pods, as a claim is); it routes port-forwards to the Pod's gateway port to
-// that process (ForwardPodPort), and stops the process when the Pod is
+// that process (ForwardPodPort), reports the Pod's status as a kubelet
+// does (Running; Ready only while the gateway's /readyz answers, as the
+// Pod's readiness probe asks), and stops the process when the Pod is
 // deleted. The fake gateway binary is gatewaytest.BuildBinary's.
 type Kubelet struct {
 	t   testing.TB
@@ -53,6 +55,10 @@ type fakePod struct {
 	env      map[string]string
 	cmd      *exec.Cmd
 	exited   chan struct{}
+	// killed closes when the stand-in kubelet stops the process (an exit
+	// before that is the gateway's own).
+	killed   chan struct{}
+	killOnce sync.Once
 	// harness is a dedicated revision's Codex harness, nil otherwise.
 	harness *fakeHarness
 }
@@ -249,7 +255,8 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 		harness.kill()
 		return nil, err
 	}
-	fp := &fakePod{ns: p.Namespace, name: p.Name, agent: p.Labels[kubernetes.LabelAgent], env: env, cmd: cmd, exited: make(chan struct{}), harness: harness}
+	fp := &fakePod{ns: p.Namespace, name: p.Name, agent: p.Labels[kubernetes.LabelAgent], env: env, cmd: cmd,
+		exited: make(chan struct{}), killed: make(chan struct{}), harness: harness}
 	go func() { _ = cmd.Wait(); log.Close(); close(fp.exited) }()
 	if err := k.c.ServePodLogs(k.t, p.Namespace, p.Name, c.Name, logFile); err != nil {
 		fp.kill()
@@ -261,10 +268,16 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 	if err != nil && !errors.Is(err, errPodGone) {
 		k.t.Error(err)
 	}
+	period := 10 * time.Second
+	if rp := c.ReadinessProbe; rp != nil && rp.PeriodSeconds > 0 {
+		period = time.Duration(rp.PeriodSeconds) * time.Second
+	}
+	go k.report(fp, newStatus(p), port, period)
 	return fp, nil
 }
 
 func (p *fakePod) kill() {
+	p.killOnce.Do(func() { close(p.killed) })
 	stopGroup(p.cmd, p.exited)
 	p.harness.kill()
 }

@@ -4,7 +4,11 @@
 //
 //   - kwok-stages.yaml: kwok's --config, its default Stages (the ones kwokctl
 //     uses): nodes become Ready and keep a lease; Pods become Running and
-//     Ready, complete, and go away when deleted.
+//     Ready, complete, and go away when deleted. occ's own Pods (labelled
+//     managed-by openclaw-enterprise) are left out of the Ready stage: the
+//     test lane's stand-in kubelet runs their gateways and reports their
+//     status itself, Ready only once the gateway answers its readiness
+//     probe, as a kubelet does.
 //   - kwok-crds.yaml: the PortForward and Logs CustomResourceDefinitions, so
 //     tests can route a fake Pod's port-forward to a process of their own and
 //     serve its logs from a file.
@@ -22,6 +26,24 @@ import (
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
 )
 
+// occsPods matches the Pods occ's Kubernetes driver makes (its
+// LabelManagedBy and ManagedBy).
+const occsPods = `    - key: '.metadata.labels["app.kubernetes.io/managed-by"]'
+      operator: 'NotIn'
+      values:
+      - 'openclaw-enterprise'
+`
+
+// notOccs is a Stage whose selector also leaves occ's Pods out.
+func notOccs(stage string) string {
+	const at = "  selector:\n    matchExpressions:\n"
+	if strings.Count(stage, at) != 1 {
+		fmt.Fprintln(os.Stderr, "files: the pinned kwok's pod-ready Stage has no single selector to extend")
+		os.Exit(1)
+	}
+	return strings.Replace(stage, at, at+occsPods, 1)
+}
+
 func main() {
 	if len(os.Args) != 2 {
 		fmt.Fprintln(os.Stderr, "usage: files DIR")
@@ -32,7 +54,7 @@ func main() {
 		"kwok-stages.yaml": {
 			nodefast.DefaultNodeInit,
 			nodeheartbeat.DefaultNodeHeartbeatWithLease,
-			podfast.DefaultPodReady,
+			notOccs(podfast.DefaultPodReady),
 			podfast.DefaultPodComplete,
 			podfast.DefaultPodDelete,
 		},
