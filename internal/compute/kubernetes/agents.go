@@ -435,9 +435,19 @@ func (d *Driver) deleteLabelled(ctx context.Context, a compute.AgentRef, revisio
 	return nil
 }
 
-// pods lists the Agent's gateway Pods (of one revision when revisionID is
-// set).
+// pods returns the Agent's gateway Pods (of one revision when revisionID
+// is set) as the driver's watch has them (watchedPods: their identity,
+// labels and status), or as listed when it has no watch.
 func (d *Driver) pods(ctx context.Context, a compute.AgentRef, revisionID string) ([]corev1.Pod, error) {
+	if pods, ok := d.watchedPods(a, revisionID); ok {
+		return pods, nil
+	}
+	return d.listPods(ctx, a, revisionID)
+}
+
+// listPods lists the Agent's gateway Pods (of one revision when
+// revisionID is set) from the API server, whole.
+func (d *Driver) listPods(ctx context.Context, a compute.AgentRef, revisionID string) ([]corev1.Pod, error) {
 	set := gatewaySelector(a)
 	if revisionID != "" {
 		set[LabelRevision] = revisionID
@@ -451,12 +461,18 @@ func (d *Driver) pods(ctx context.Context, a compute.AgentRef, revisionID string
 
 // waitPodsGone waits until none of the Agent's gateway Pods (of the
 // revision, when set) exists any more, within the termination timeout.
+// While the watch holds some it waits on the watch; that none is left is
+// always the API server's answer, since the watch may not have seen a Pod
+// made moments ago.
 func (d *Driver) waitPodsGone(ctx context.Context, a compute.AgentRef, revisionID string) error {
 	deadline := time.Now().Add(d.o.TerminationTimeout)
 	for {
-		ps, err := d.pods(ctx, a, revisionID)
-		if err != nil {
-			return err
+		ps, watched := d.watchedPods(a, revisionID)
+		if !watched || len(ps) == 0 {
+			var err error
+			if ps, err = d.listPods(ctx, a, revisionID); err != nil {
+				return err
+			}
 		}
 		if len(ps) == 0 {
 			return nil

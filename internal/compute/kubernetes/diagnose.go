@@ -62,7 +62,7 @@ func (d *Driver) Diagnose(ctx context.Context, rev compute.RevisionRef) (compute
 		return compute.Diagnosis{}, err
 	}
 	slack := compute.WantsSlack(doc)
-	pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
+	pods, err := d.listPods(ctx, rev.AgentRef, rev.RevisionID)
 	if err != nil {
 		return compute.Diagnosis{}, err
 	}

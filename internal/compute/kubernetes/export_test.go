@@ -16,3 +16,9 @@ func OpenTunnels(d *Driver, a compute.AgentRef) int {
 
 // StopVerdict is stopVerdict, for the harness script's test.
 var StopVerdict = stopVerdict
+
+// WatchedPods is watchedPods.
+func WatchedPods(d *Driver, a compute.AgentRef, revisionID string) int {
+	pods, _ := d.watchedPods(a, revisionID)
+	return len(pods)
+}

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/occ"
@@ -148,8 +149,10 @@ type Driver struct {
 	// checked maps a Namespace ID to when PrepareRevision last found its
 	// tenant namespace's objects as occ wants them.
 	checked map[string]time.Time
-	// watchStop ends the Pod watch of WatchWorkloads (nil: none).
+	// watchStop ends the Pod watch of WatchWorkloads (nil: none), and
+	// watched is that watch's Pods (indexed by agentIndex).
 	watchStop chan struct{}
+	watched   cache.SharedIndexInformer
 	// added holds, per Agent, the channels of podChanged.
 	added map[compute.AgentRef][]chan struct{}
 }

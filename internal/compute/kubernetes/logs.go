@@ -17,7 +17,7 @@ func (d *Driver) Logs(ctx context.Context, rev compute.RevisionRef, opts compute
 	if err := rev.Validate(); err != nil {
 		return compute.Logs{}, err
 	}
-	pods, err := d.pods(ctx, rev.AgentRef, rev.RevisionID)
+	pods, err := d.listPods(ctx, rev.AgentRef, rev.RevisionID)
 	if err != nil {
 		return compute.Logs{}, err
 	}

@@ -25,7 +25,8 @@ var _ compute.WorkloadWatcher = (*Driver)(nil)
 // appears in such a state, and when it is deleted. A Pod that is merely
 // created, placed or started is not reported: the revision waiting on it
 // would only find it starting again. The watch holds of each Pod its
-// labels and status only; it ends when the driver is closed.
+// labels and status only, and the driver reads its gateway Pods there
+// rather than list them (pods); it ends when the driver is closed.
 func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -56,7 +57,11 @@ func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 			}
 		}
 	}
-	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	informer := factory.Core().V1().Pods().Informer()
+	if err := informer.AddIndexers(cache.Indexers{agentIndex: agentKey}); err != nil {
+		return err
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			p, ok := obj.(*corev1.Pod)
 			if !ok {
@@ -79,9 +84,43 @@ func (d *Driver) WatchWorkloads(changed func(compute.AgentRef)) error {
 	}); err != nil {
 		return err
 	}
-	d.watchStop = make(chan struct{})
+	d.watchStop, d.watched = make(chan struct{}), informer
 	factory.Start(d.watchStop)
 	return nil
+}
+
+// agentIndex indexes the watched Pods by tenant namespace and Agent.
+const agentIndex = "agent"
+
+func agentKey(obj any) ([]string, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok || p.Labels[LabelAgent] == "" {
+		return nil, nil
+	}
+	return []string{p.Namespace + "/" + p.Labels[LabelAgent]}, nil
+}
+
+// watchedPods returns the Agent's gateway Pods (of one revision when
+// revisionID is set) as the watch has them, with ok false when the driver
+// does not watch or its watch has not yet listed every Pod. They hold what
+// podVerdictOnly keeps.
+func (d *Driver) watchedPods(a compute.AgentRef, revisionID string) (pods []corev1.Pod, ok bool) {
+	d.mu.Lock()
+	informer := d.watched
+	d.mu.Unlock()
+	if informer == nil || !informer.HasSynced() {
+		return nil, false
+	}
+	objs, err := informer.GetIndexer().ByIndex(agentIndex, NamespaceName(a.NamespaceID)+"/"+a.AgentID)
+	if err != nil {
+		return nil, false
+	}
+	for _, obj := range objs {
+		if p, is := obj.(*corev1.Pod); is && (revisionID == "" || p.Labels[LabelRevision] == revisionID) {
+			pods = append(pods, *p.DeepCopy())
+		}
+	}
+	return pods, true
 }
 
 // podVerdict is what readiness reads of a gateway Pod.
@@ -153,6 +192,6 @@ func (d *Driver) stopWatch() {
 	defer d.mu.Unlock()
 	if d.watchStop != nil {
 		close(d.watchStop)
-		d.watchStop = nil
+		d.watchStop, d.watched = nil, nil
 	}
 }

@@ -194,3 +194,62 @@ func TestAPIWatchOutlivesTheRequestTimeout(t *testing.T) {
 		t.Errorf("%d watch requests in 5 s with a 1 s request timeout; want the first one, still open", n)
 	}
 }
+
+// TestAPIWatchedPodsAreNotListed: a driver that watches reads its gateway
+// Pods from the watch: a pass over an Agent whose Pod cannot be placed
+// finds it so without listing Pods.
+func TestAPIWatchedPodsAreNotListed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := rest.CopyConfig(admin(t))
+	var lists atomic.Int64
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(r *http.Request) (*http.Response, error) {
+			parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+			if r.Method == http.MethodGet && len(parts) == 5 && parts[2] == "namespaces" && parts[4] == "pods" && r.URL.Query().Get("watch") != "true" {
+				lists.Add(1)
+			}
+			return rt.RoundTrip(r)
+		})
+	}
+	d := open(t, cfg, func(o *kubernetes.Options) { o.PodStartWait = time.Second })
+	if err := d.WatchWorkloads(func(compute.AgentRef) {}); err != nil {
+		t.Fatal(err)
+	}
+	rev := newRevision()
+	ensure(t, d, rev.NamespaceID)
+	if r, err := d.PrepareRevision(ctx, specOf(rev, 1)); err != nil || r.PendingReason != occ.PendingGatewayStarting {
+		t.Fatalf("first pass, no Pod (the API lane has no controllers): %+v, %v", r, err)
+	}
+	// The Pod the Deployment asks for, made by hand, which no node takes.
+	cs, ns := clientset(t, cfg), kubernetes.NamespaceName(rev.NamespaceID)
+	dep, err := cs.AppsV1().Deployments(ns).Get(ctx, kubernetes.GatewayName(rev.AgentID), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := dep.Spec.Template
+	tpl.ObjectMeta.Name = "gateway-by-hand"
+	p, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: tpl.ObjectMeta, Spec: tpl.Spec}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for kubernetes.WatchedPods(d, rev.AgentRef, rev.RevisionID) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch did not hold the Pod in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	lists.Store(0)
+	r, err := d.PrepareRevision(ctx, specOf(rev, 1))
+	if err != nil || r.PendingReason != occ.PendingWorkloadUnschedulable {
+		t.Fatalf("pass over an unplaceable Pod: %+v, %v; want %s", r, err, occ.PendingWorkloadUnschedulable)
+	}
+	if n := lists.Load(); n != 0 {
+		t.Errorf("the pass listed Pods %d times; the watch holds them", n)
+	}
+}
