@@ -44,8 +44,13 @@ type Kubelet struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*fakePod
-	stop chan struct{}
-	done chan struct{}
+	// starting holds the Pods whose gateway is being started, each by a
+	// goroutine of its own (as a kubelet's Pod workers do); starts counts
+	// those goroutines.
+	starting map[types.UID]bool
+	starts   sync.WaitGroup
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // fakePod is one gateway Pod's process.
@@ -73,11 +78,12 @@ func (c *Cluster) StartKubelet(t testing.TB, gatewayBin string) *Kubelet {
 		t.Fatal(err)
 	}
 	k := &Kubelet{t: t, c: c, cs: cs, bin: gatewayBin, root: t.TempDir(),
-		pods: map[types.UID]*fakePod{}, stop: make(chan struct{}), done: make(chan struct{})}
+		pods: map[types.UID]*fakePod{}, starting: map[types.UID]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go k.loop()
 	t.Cleanup(func() {
 		close(k.stop)
 		<-k.done
+		k.starts.Wait()
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		for uid, p := range k.pods {
@@ -103,8 +109,9 @@ func (k *Kubelet) loop() {
 }
 
 // sync provisions a volume for every new claim, starts a process for
-// every new bound gateway Pod and stops the process of every Pod deleted or
-// being deleted.
+// every new bound gateway Pod (in the background: a start takes API
+// requests and, for a dedicated Pod, its harness) and stops the process of
+// every Pod deleted or being deleted.
 func (k *Kubelet) sync() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -122,14 +129,12 @@ func (k *Kubelet) sync() {
 		seen[p.UID] = true
 		k.mu.Lock()
 		_, running := k.pods[p.UID]
-		k.mu.Unlock()
-		if !running {
-			if fp, err := k.run(ctx, p); err == nil {
-				k.mu.Lock()
-				k.pods[p.UID] = fp
-				k.mu.Unlock()
-			}
+		if !running && !k.starting[p.UID] {
+			k.starting[p.UID] = true
+			k.starts.Add(1)
+			go k.start(p)
 		}
+		k.mu.Unlock()
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -138,6 +143,21 @@ func (k *Kubelet) sync() {
 			fp.kill()
 			delete(k.pods, uid)
 		}
+	}
+}
+
+// start starts Pod p's gateway; one that fails is tried again by the
+// next sync.
+func (k *Kubelet) start(p *corev1.Pod) {
+	defer k.starts.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	fp, err := k.run(ctx, p)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.starting, p.UID)
+	if err == nil {
+		k.pods[p.UID] = fp
 	}
 }
 
