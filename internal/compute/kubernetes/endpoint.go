@@ -15,7 +15,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
 	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/openclaw/occ/internal/compute"
@@ -410,22 +409,9 @@ func (d *Driver) portForward(ctx context.Context, a compute.AgentRef, pod *corev
 	return s.port, nil
 }
 
-// dialTunnel opens a port-forward connection (WebSocket, or SPDY where
-// the API server has no WebSocket port-forward) to the Pod.
+// dialTunnel opens a port-forward connection to the Pod (dialer).
 func (d *Driver) dialTunnel(ctx context.Context, pod *corev1.Pod) (*tunnel, error) {
 	url := d.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).SubResource("portforward").URL()
-	rt, upgrader, err := spdy.RoundTripperFor(d.o.Config)
-	if err != nil {
-		return nil, err
-	}
-	spdyDialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, url)
-	wsDialer, err := portforward.NewSPDYOverWebsocketDialerForStreaming(url, d.o.Config)
-	if err != nil {
-		return nil, err
-	}
-	dialer := portforward.NewFallbackDialerForStreaming(wsDialer, spdyDialer, func(err error) bool {
-		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
-	})
 	type dialed struct {
 		conn     httpstream.Connection
 		protocol string
@@ -433,7 +419,7 @@ func (d *Driver) dialTunnel(ctx context.Context, pod *corev1.Pod) (*tunnel, erro
 	}
 	answer := make(chan dialed, 1)
 	go func() {
-		conn, protocol, err := dialer.Dial(portforward.PortForwardProtocolV1Name)
+		conn, protocol, err := d.dialer.dial(ctx, url)
 		answer <- dialed{conn, protocol, err}
 	}()
 	select {

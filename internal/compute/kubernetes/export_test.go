@@ -22,3 +22,7 @@ func WatchedPods(d *Driver, a compute.AgentRef, revisionID string) int {
 	pods, _ := d.watchedPods(a, revisionID)
 	return len(pods)
 }
+
+// ResumedDials reports how many of the driver's port-forward dials resumed
+// a TLS session.
+func ResumedDials(d *Driver) int64 { return d.dialer.resumed.Load() }

@@ -136,6 +136,8 @@ type Options struct {
 type Driver struct {
 	o  Options
 	cs k8s.Interface
+	// dialer opens the port-forward connections.
+	dialer *dialer
 	// quantities parsed once from the options.
 	q quantities
 	// marks are what the driver last applied, so that an unchanged object
@@ -214,8 +216,12 @@ func New(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes compute driver: %w", err)
 	}
+	dl, err := newDialer(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes compute driver: %w", err)
+	}
 	o.Config = cfg
-	return &Driver{o: o, cs: cs, q: q, verified: map[compute.AgentRef]string{}, checked: map[string]time.Time{},
+	return &Driver{o: o, cs: cs, dialer: dl, q: q, verified: map[compute.AgentRef]string{}, checked: map[string]time.Time{},
 		added: map[compute.AgentRef][]chan struct{}{}}, nil
 }
 

@@ -181,6 +181,11 @@ func testEndpointTunnel(t *testing.T, c *kubetest.Cluster) {
 	if res.StatusCode != http.StatusOK || kubernetes.OpenTunnels(d, rev.AgentRef) != 1 {
 		t.Fatalf("the endpoint after its port-forward was closed: %d, %d port-forwards open", res.StatusCode, kubernetes.OpenTunnels(d, rev.AgentRef))
 	}
+	// That port-forward was dialled again: it resumed the TLS session of
+	// an earlier one rather than making a full handshake.
+	if n := kubernetes.ResumedDials(d); n == 0 {
+		t.Error("no port-forward dial resumed a TLS session with the API server")
+	}
 	if again, ok := d.GatewayEndpoint(ctx, rev.AgentRef); !ok || again.URL != ep.URL {
 		t.Errorf("the endpoint changed: %s, then %s (%v)", ep.URL, again.URL, ok)
 	}
