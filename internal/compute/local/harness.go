@@ -149,6 +149,17 @@ func inherited(npm bool) []string {
 	return out
 }
 
+// withoutNPMCache drops npm's cache setting from env: occ's npm cache
+// belongs to occ's user, and an install run as the gateway's own user could
+// not write it (npm refuses with EACCES); that install uses the cache in
+// its own home.
+func withoutNPMCache(env []string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return strings.EqualFold(k, "npm_config_cache")
+	})
+}
+
 // harnessEnviron is the whole environment of every Codex command: its
 // home, the network settings, and never a secret (login reads it on stdin).
 func (d *Driver) harnessEnviron(a *agent, program string) []string {
@@ -397,8 +408,12 @@ func (d *Driver) installPlugin(a *agent, st *runState, cred *syscall.Credential)
 	if filepath.IsAbs(argv[0]) {
 		path = filepath.Dir(argv[0]) + ":" + path
 	}
+	npm := inherited(true)
+	if cred != nil {
+		npm = withoutNPMCache(npm)
+	}
 	cmd.Env = append([]string{"HOME=" + filepath.Join(a.dir, homeDir), "OPENCLAW_STATE_DIR=" + filepath.Join(a.dir, stateDir),
-		"OPENCLAW_CONFIG_PATH=" + scratch, "PATH=" + path}, inherited(true)...)
+		"OPENCLAW_CONFIG_PATH=" + scratch, "PATH=" + path}, npm...)
 	cmd.Dir = filepath.Join(a.dir, homeDir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
