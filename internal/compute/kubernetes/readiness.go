@@ -93,7 +93,7 @@ func (d *Driver) readinessOf(ctx context.Context, spec compute.RevisionSpec, dep
 	return r, err
 }
 
-// probe asks a Ready Pod's gateway (compute.ProbeEndpoint), probing the
+// probe asks a running Pod's gateway (compute.ProbeEndpoint), probing the
 // model credential once per Pod: not again when this process or, before a
 // restart, another one (AnnotationModelProbedPod on dep) probed this Pod.
 func (d *Driver) probe(ctx context.Context, spec compute.RevisionSpec, ep compute.Endpoint, dep *appsv1.Deployment, podUID string) (compute.Readiness, error) {
