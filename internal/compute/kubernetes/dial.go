@@ -30,7 +30,10 @@ import (
 type dialer struct {
 	cfg          *rest.Config
 	transportCfg *transport.Config
-	// tls is nil for an API server reached over plain HTTP.
+	// tls is nil for an API server reached over plain HTTP, or when the
+	// client certificate is read from files: those may be rotated there,
+	// so each dial reads them again (a full handshake, as client-go's
+	// dialers make).
 	tls   *tls.Config
 	proxy func(*http.Request) (*url.URL, error)
 	// resumed counts the dials that resumed a TLS session.
@@ -46,8 +49,9 @@ func newDialer(cfg *rest.Config) (*dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dialer{cfg: cfg, transportCfg: tc, tls: tlsCfg, proxy: cfg.Proxy}
-	if d.tls != nil {
+	d := &dialer{cfg: cfg, transportCfg: tc, proxy: cfg.Proxy}
+	if tlsCfg != nil && tc.TLS.CertFile == "" && tc.TLS.KeyFile == "" {
+		d.tls = tlsCfg
 		d.tls.ClientSessionCache = tls.NewLRUClientSessionCache(0)
 		verify := d.tls.VerifyConnection
 		d.tls.VerifyConnection = func(cs tls.ConnectionState) error {
@@ -87,10 +91,21 @@ func (d *dialer) dial(ctx context.Context, u *url.URL) (httpstream.Connection, s
 // websocket opens the WebSocket that carries the port-forward's SPDY.
 func (d *dialer) websocket(ctx context.Context, u *url.URL, protocols ...string) (httpstream.Connection, string, error) {
 	rt := &websocket.RoundTripper{Proxier: d.proxy}
+	tc := d.transportCfg
 	if d.tls != nil {
 		rt.TLSConfig = d.tls.Clone()
+	} else {
+		// A fresh transport configuration: TLSConfigFor keeps the files'
+		// contents in the one it is given.
+		var err error
+		if tc, err = d.cfg.TransportConfig(); err != nil {
+			return nil, "", err
+		}
+		if rt.TLSConfig, err = transport.TLSConfigFor(tc); err != nil {
+			return nil, "", err
+		}
 	}
-	wrapped, err := transport.HTTPWrappersForConfig(d.transportCfg, rt)
+	wrapped, err := transport.HTTPWrappersForConfig(tc, rt)
 	if err != nil {
 		return nil, "", err
 	}
