@@ -22,7 +22,20 @@ const (
 func (a *App) loadAgentFor(ctx context.Context, q interface {
 	GetAgent(context.Context, string, string) (store.AgentRow, error)
 }, nsID, id string) (occ.Agent, error) {
-	row, err := q.GetAgent(ctx, nsID, id)
+	return liveAgent(q.GetAgent(ctx, nsID, id))
+}
+
+// lockAgent is loadAgentFor in a transaction that writes the Agent, whose
+// row stays locked until tx ends (store.Tx.LockAgent): deploys, stops and
+// deletes of one Agent through different replicas take turns instead of
+// failing each other's version compare.
+func (a *App) lockAgent(ctx context.Context, tx *store.Tx, nsID, id string) (occ.Agent, error) {
+	return liveAgent(tx.LockAgent(ctx, nsID, id))
+}
+
+// liveAgent decodes a read Agent row: a missing one is 404, one being
+// deleted 409 AGENT_DELETING.
+func liveAgent(row store.AgentRow, err error) (occ.Agent, error) {
 	if err != nil {
 		return occ.Agent{}, notFoundOr(err)
 	}
@@ -86,8 +99,8 @@ func (a *App) Deploy(ctx context.Context, c occ.Caller, nsID, id string) (occ.Re
 			Configuration: occ.ConfigurationSnapshot{ID: cfg.ID, Kind: cfg.Kind, Generation: cfg.Generation, Document: cfg.Values},
 			ExecutionMode: s.ExecutionMode, BackendID: s.BackendID, HarnessAuth: s.HarnessAuth, Plugins: s.Plugins,
 			ComputeDriver: a.opts.ComputeDriver, ServicePrincipalID: g.ServicePrincipalID, SecretBindings: cfg.SecretBindings}}
-	err = a.tx(ctx, func(tx *store.Tx) error {
-		cur, err := a.loadAgentFor(ctx, tx, nsID, id)
+	err = a.txFor(ctx, id, func(tx *store.Tx) error {
+		cur, err := a.lockAgent(ctx, tx, nsID, id)
 		if err != nil {
 			return err
 		}
@@ -188,8 +201,8 @@ func (a *App) Stop(ctx context.Context, c occ.Caller, nsID, id string) (occ.Agen
 		return occ.Agent{}, err
 	}
 	var out occ.Agent
-	err := a.tx(ctx, func(tx *store.Tx) error {
-		g, err := a.loadAgentFor(ctx, tx, nsID, id)
+	err := a.txFor(ctx, id, func(tx *store.Tx) error {
+		g, err := a.lockAgent(ctx, tx, nsID, id)
 		if err != nil {
 			return err
 		}
@@ -222,8 +235,8 @@ func (a *App) DeleteAgent(ctx context.Context, c occ.Caller, nsID, id string) (o
 	}
 	var out occ.Agent
 	var refused error
-	err := a.tx(ctx, func(tx *store.Tx) error {
-		row, err := tx.GetAgent(ctx, nsID, id)
+	err := a.txFor(ctx, id, func(tx *store.Tx) error {
+		row, err := tx.LockAgent(ctx, nsID, id)
 		if err != nil {
 			return notFoundOr(err)
 		}

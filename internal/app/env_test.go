@@ -29,9 +29,10 @@ type env struct {
 	ctx   context.Context
 	st    *store.Store
 	app   *app.App
-	admin occ.Caller // the bootstrap service principal: the installation administrator
-	ns    string     // set by withNamespace
-	cfg   string     // a Configuration in ns, set by withNamespace
+	opts  app.Options // app's, for replicas
+	admin occ.Caller  // the bootstrap service principal: the installation administrator
+	ns    string      // set by withNamespace
+	cfg   string      // a Configuration in ns, set by withNamespace
 	gw    *hookedGateway
 }
 
@@ -77,6 +78,13 @@ const adminKey = "occ_0123456789abcdef0123456789abcdef0123456789abcdef"
 // cases with the installation administrator as e.admin, after options.
 func newEnv(t *testing.T, url string, options ...func(*env)) *env {
 	t.Helper()
+	return newEnvWithCompute(t, url, occ.ComputeCapabilities{}, options...)
+}
+
+// newEnvWithCompute is newEnv whose compute driver ("local") declares
+// compute, so deploys are admitted.
+func newEnvWithCompute(t *testing.T, url string, compute occ.ComputeCapabilities, options ...func(*env)) *env {
+	t.Helper()
 	ctx := context.Background()
 	st := storetest.Open(t, url)
 	dir := t.TempDir()
@@ -89,7 +97,8 @@ func newEnv(t *testing.T, url string, options ...func(*env)) *env {
 		t.Fatal(err)
 	}
 	gw := &hookedGateway{Client: credgateway.New(credgatewaytest.New(t).URL)}
-	a, err := app.New(ctx, st, noJobs{}, app.Options{Secrets: keyring, CredentialGateway: gw})
+	opts := app.Options{Secrets: keyring, CredentialGateway: gw, ComputeDriver: "local", Compute: compute}
+	a, err := app.New(ctx, st, noJobs{}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,11 +108,20 @@ func newEnv(t *testing.T, url string, options ...func(*env)) *env {
 	}
 	// The tests hold one caller across many operations, as no request
 	// does: its checks read the policy afresh (occ.Caller.AfterRequest).
-	e := &env{t: t, ctx: ctx, st: st, app: a, admin: admin.AfterRequest(), gw: gw}
+	e := &env{t: t, ctx: ctx, st: st, app: a, opts: opts, admin: admin.AfterRequest(), gw: gw}
 	for _, o := range options {
 		o(e)
 	}
 	return e
+}
+
+// replica is another occ API process over e's database, as a second
+// replica of a Deployment is: its writers do not take turns with e.app's.
+func (e *env) replica() *app.App {
+	e.t.Helper()
+	a, err := app.New(e.ctx, e.st, noJobs{}, e.opts)
+	e.must("start a replica", err)
+	return a
 }
 
 // withT returns a copy of e that reports to a subtest.

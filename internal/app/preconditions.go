@@ -45,10 +45,16 @@ func (m IfMatch) check(current int64) error {
 // losing optimistic races, before the answer is 409 RESOURCE_CONFLICT.
 const staleAttempts = 5
 
+// staleBackoff scales the random pause before a change runs again: up to
+// 4, 16, 64 and 256 times it before the second to fifth attempts, so
+// writers in other processes (replicas, the worker) that keep colliding
+// spread out (at most about a third of a second in all).
+const staleBackoff = time.Millisecond
+
 // optimistic runs attempt, one optimistic change: it reads the current
 // state, checks the request's precondition on it, and writes with a version
 // compare, returning store.ErrStale when another writer got there first.
-// Then attempt runs again on fresh state after a short random pause (a
+// Then attempt runs again on fresh state after a random pause (a
 // precondition naming a version then fails with 412), at most
 // staleAttempts times in all, after which the answer is 409
 // RESOURCE_CONFLICT with a fixed message. Database failures become 503;
@@ -64,7 +70,7 @@ func (a *App) optimistic(ctx context.Context, key string, attempt func() error) 
 	var err error
 	for try := 0; try < staleAttempts; try++ {
 		if try > 0 {
-			if err := pause(ctx, time.Duration(rand.Int64N(int64(time.Millisecond)<<try))); err != nil {
+			if err := pause(ctx, time.Duration(rand.Int64N(int64(staleBackoff)<<(2*try)))); err != nil {
 				return err
 			}
 		}

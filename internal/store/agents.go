@@ -84,6 +84,18 @@ func (q Q) GetAgent(ctx context.Context, namespaceID, id string) (AgentRow, erro
 	return scanAgent(q.q.QueryRowContext(ctx, `SELECT `+agentCols+` FROM agents WHERE namespace_id = $1 AND id = $2`, namespaceID, id))
 }
 
+// LockAgent is GetAgent in a transaction that will write the Agent: on
+// PostgreSQL the row stays locked until tx ends, so writers of one Agent
+// in any process take turns, each reading what the one before committed
+// (a SQLite write transaction already excludes every other).
+func (t *Tx) LockAgent(ctx context.Context, namespaceID, id string) (AgentRow, error) {
+	query := `SELECT ` + agentCols + ` FROM agents WHERE namespace_id = $1 AND id = $2`
+	if t.dialect == Postgres {
+		query += ` FOR UPDATE`
+	}
+	return scanAgent(t.tx.QueryRowContext(ctx, query, namespaceID, id))
+}
+
 // ListAgents returns a Namespace's Agents after the cursor.
 func (q Q) ListAgents(ctx context.Context, namespaceID string, after Cursor, limit int) ([]AgentRow, error) {
 	rs, err := q.q.QueryContext(ctx, `SELECT `+agentCols+` FROM agents
