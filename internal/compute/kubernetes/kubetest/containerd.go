@@ -127,19 +127,25 @@ func (n *realNode) startContainerd(ctx context.Context) error {
 // host's address on it (isGateway, so Pods reach the host there), addresses
 // from the node's subnet kept in the node's directory, no masquerading (Pods
 // need no address beyond the bridge, so the plugin adds no iptables rules).
+// With a service network, Pods also route the Service range through the
+// host, where kube-proxy's rules take it.
 func (n *realNode) writeCNIConfig() error {
 	subnet, gateway := n.lease.subnet()
+	ipam := map[string]any{
+		"type":    "host-local",
+		"ranges":  [][]map[string]string{{{"subnet": subnet, "gateway": gateway}}},
+		"dataDir": n.path("cni-ipam"),
+	}
+	if n.services != nil {
+		ipam["routes"] = []map[string]string{{"dst": serviceCIDR, "gw": gateway}}
+	}
 	conf := map[string]any{
 		"cniVersion": "1.0.0",
 		"name":       n.netName,
 		"plugins": []any{
 			map[string]any{
 				"type": "bridge", "bridge": n.lease.bridge, "isGateway": true, "ipMasq": false, "hairpinMode": true,
-				"ipam": map[string]any{
-					"type":    "host-local",
-					"ranges":  [][]map[string]string{{{"subnet": subnet, "gateway": gateway}}},
-					"dataDir": n.path("cni-ipam"),
-				},
+				"ipam": ipam,
 			},
 		},
 	}

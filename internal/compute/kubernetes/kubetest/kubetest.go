@@ -78,8 +78,9 @@ type Cluster struct {
 type Option func(*options)
 
 type options struct {
-	nodes    int
-	realNode bool
+	nodes          int
+	realNode       bool
+	serviceNetwork bool
 }
 
 // WithNodes also starts kube-controller-manager, kube-scheduler and kwok, and
@@ -132,6 +133,9 @@ func New(opts ...Option) (*Cluster, error) {
 	}
 	if o.realNode {
 		need = append(need, "kube-controller-manager", "kube-scheduler", "kubelet")
+	}
+	if o.serviceNetwork {
+		need = append(need, "kube-proxy", "coredns")
 	}
 	assets, err := assetDir(need)
 	if err != nil {
@@ -211,7 +215,7 @@ func start(assets string, o options) (_ *Cluster, err error) {
 		}
 	}
 	if o.realNode {
-		if err := c.startRealNode(ctx); err != nil {
+		if err := c.startRealNode(ctx, o.serviceNetwork); err != nil {
 			return nil, err
 		}
 	}

@@ -20,19 +20,47 @@ import (
 // PauseImage is the image of a real node's Pod sandboxes (containerd's
 // sandbox_image), built by the test and imported, never pulled. Its only
 // file is /pause, a static program that waits for SIGTERM or SIGINT; a
-// test may run it as an ordinary container too.
-const PauseImage = "kubetest.local/pause:1"
+// test may run it as an ordinary container too, and with arguments as a
+// network probe: "/pause serve <port>" answers every HTTP request on the
+// port with "pong", and "/pause get <url>" GETs url (trying for a minute)
+// and exits 0 once the answer is 200 "pong", 1 if it never is.
+const PauseImage = "kubetest.local/pause:2"
 
 // pauseSource is the program of PauseImage.
 const pauseSource = `package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == "serve":
+		http.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "pong") })
+		fmt.Println(http.ListenAndServe(":"+os.Args[2], nil))
+		os.Exit(1)
+	case len(os.Args) == 3 && os.Args[1] == "get":
+		for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(time.Second) {
+			resp, err := http.Get(os.Args[2])
+			if err != nil {
+				fmt.Println(err)
+				continue
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			fmt.Println(resp.Status, string(b))
+			if resp.StatusCode == 200 && string(b) == "pong" {
+				os.Exit(0)
+			}
+		}
+		os.Exit(1)
+	}
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, syscall.SIGTERM, syscall.SIGINT)
 	<-c

@@ -36,14 +36,23 @@ func (c *Cluster) StartProxy(t testing.TB) *Proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := startRelay("127.0.0.1:0", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{target: u.Host, addr: ln.Addr().String(), conns: map[net.Conn]bool{}}
-	p.serve(ln)
 	t.Cleanup(p.Down)
 	return p
+}
+
+// startRelay starts a Proxy, up, listening on addr and relaying to target.
+func startRelay(addr, target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{target: target, addr: ln.Addr().String(), conns: map[net.Conn]bool{}}
+	p.serve(ln)
+	return p, nil
 }
 
 // Config returns the admin's client configuration through the proxy.

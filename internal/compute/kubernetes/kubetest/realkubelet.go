@@ -25,7 +25,7 @@ func cgroupDriver() string {
 // pulled again), client certificates of the cluster's CA only, and every
 // authenticated request allowed (the API server is the only client).
 func (n *realNode) kubeletConfig(port, healthzPort int, certFile, keyFile string) map[string]any {
-	return map[string]any{
+	cfg := map[string]any{
 		"apiVersion":                  "kubelet.config.k8s.io/v1beta1",
 		"kind":                        "KubeletConfiguration",
 		"address":                     n.address(),
@@ -58,6 +58,11 @@ func (n *realNode) kubeletConfig(port, healthzPort int, certFile, keyFile string
 		"nodeStatusUpdateFrequency":   "5s",
 		"shutdownGracePeriod":         "0s",
 	}
+	if n.services != nil {
+		// Pods ask the service network's CoreDNS, with the cluster's search path.
+		cfg["clusterDNS"], cfg["clusterDomain"] = []string{n.dnsAddress()}, ClusterDomain
+	}
+	return cfg
 }
 
 // address is the node's address: the host's on the node's bridge (kubelet

@@ -50,6 +50,7 @@ type realNode struct {
 	containerIDs []string // what containerd held at Stop, for the CNI cache
 	stopProv     context.CancelFunc
 	provDone     chan struct{}
+	services     *serviceNetwork // WithServiceNetwork's
 }
 
 // RealNode returns the name of the real node (WithRealNode), "" without one.
@@ -72,7 +73,7 @@ func (c *Cluster) BridgeAddress() string {
 
 func (n *realNode) path(name string) string { return filepath.Join(n.dir, name) }
 
-func (c *Cluster) startRealNode(ctx context.Context) error {
+func (c *Cluster) startRealNode(ctx context.Context, withServices bool) error {
 	if os.Geteuid() != 0 {
 		return errors.New("kubetest: WithRealNode needs root (containerd, kubelet and the CNI bridge change the host)")
 	}
@@ -94,6 +95,12 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 		return err
 	}
 	n.lease, n.leased = lease, true
+	if withServices {
+		n.services = &serviceNetwork{}
+		if n.services.lock, err = lockServiceNetwork(ctx); err != nil {
+			return err
+		}
+	}
 	if err := c.startControllers(ctx); err != nil {
 		return err
 	}
@@ -105,8 +112,13 @@ func (c *Cluster) startRealNode(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithCancel(context.Background())
 	n.stopProv = cancel
-	n.provDone, err = n.startProvisioner(pctx)
-	return err
+	if n.provDone, err = n.startProvisioner(pctx); err != nil {
+		return err
+	}
+	if n.services != nil {
+		return n.startServiceNetwork(ctx)
+	}
+	return nil
 }
 
 // stop deletes the node's Pods (kubelet stops their containers and tears
@@ -127,6 +139,9 @@ func (n *realNode) stop() {
 	}
 	if n.kubelet != nil {
 		n.kubelet.stop(stopGrace)
+	}
+	if n.services != nil {
+		notes = append(notes, n.stopServiceNetwork()...)
 	}
 	if n.containerd != nil && !n.containerd.exited() {
 		if left := n.removeContainers(ctx); len(left) > 0 {
