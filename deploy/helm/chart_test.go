@@ -9,11 +9,8 @@
 package helm_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -30,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -93,27 +89,9 @@ func render(t *testing.T, extra ...string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatalf("helm template: %v\n%s", err, out)
 	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(out)))
-	var objs []*unstructured.Unstructured
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("rendered YAML: %v", err)
-		}
-		j, err := utilyaml.ToJSON(doc)
-		if err != nil {
-			t.Fatalf("rendered YAML: %v", err)
-		}
-		if string(bytes.TrimSpace(j)) == "null" {
-			continue
-		}
-		o := &unstructured.Unstructured{}
-		if err := o.UnmarshalJSON(j); err != nil {
-			t.Fatalf("rendered object: %v\n%s", err, doc)
-		}
-		objs = append(objs, o)
+	objs, err := kubetest.ParseManifests(out)
+	if err != nil {
+		t.Fatalf("rendered YAML: %v", err)
 	}
 	return objs
 }
@@ -212,6 +190,15 @@ func TestHelmRendered(t *testing.T) {
 		t.Errorf("with bootstrap.existingSecret, env %v", env)
 	} else if ref, _, _ := unstructured.NestedString(env[1].(map[string]any), "valueFrom", "secretKeyRef", "name"); ref != "occ-bootstrap" {
 		t.Errorf("bootstrap password from %q", ref)
+	}
+	// And the bootstrap service key, when its key is named too.
+	d = find(t, render(t, "bootstrap.existingSecret=occ-bootstrap", "bootstrap.apiKeyKey=api-key"), "Deployment", "occ-api")
+	containers, _, _ = unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	env, _, _ = unstructured.NestedSlice(containers[0].(map[string]any), "env")
+	if len(env) != 3 || env[2].(map[string]any)["name"] != "OCC_BOOTSTRAP_API_KEY" {
+		t.Errorf("with bootstrap.apiKeyKey, env %v", env)
+	} else if ref, _, _ := unstructured.NestedMap(env[2].(map[string]any), "valueFrom", "secretKeyRef"); ref["name"] != "occ-bootstrap" || ref["key"] != "api-key" {
+		t.Errorf("bootstrap service key from %v", ref)
 	}
 
 	// occ's own loader accepts the rendered configuration, with the

@@ -32,6 +32,11 @@ type ComputeCapabilities struct {
 	// SecretEnvironment: the driver delivers the Configuration's Secret
 	// bindings into the gateway's environment.
 	SecretEnvironment bool
+	// SharedEndpoints: every occ process reaches the driver's gateways
+	// (where the worker runs does not matter, as with a cluster's API
+	// server), so an API-only process (--role api) serves live workspace
+	// files, the native admin UI, diagnostics and gateway logs itself.
+	SharedEndpoints bool
 }
 
 // DefaultApprovalPolicy is the approval policy of a plugin selection that

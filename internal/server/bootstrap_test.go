@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/openclaw/occ/internal/config"
+	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
@@ -192,6 +193,49 @@ func TestSplitRoles(t *testing.T) {
 	key, _ := os.ReadFile(filepath.Join(apiDir, "bootstrap-admin.key"))
 	e := &env{t: t, m: api, base: "http://" + api.Addr(), admin: strings.TrimSpace(string(key)), client: http.DefaultClient}
 	e.createNamespace("split") // waits for ready, which only the worker can do
+}
+
+// sharedEndpoints is a driver declaring, or not, SharedEndpoints.
+type sharedEndpoints struct {
+	compute.Driver
+	shared bool
+}
+
+func (s sharedEndpoints) Capabilities() compute.Capabilities {
+	c := s.Driver.Capabilities()
+	c.SharedEndpoints = s.shared
+	return c
+}
+
+// TestAPIOnlyProcessReachesSharedEndpoints: an API-only process (--role
+// api) answers an Agent's diagnostics through its own driver when the
+// driver's endpoints are shared (as the Kubernetes driver's are), and 503
+// DEPENDENCY_UNAVAILABLE when they are only the worker host's.
+func TestAPIOnlyProcessReachesSharedEndpoints(t *testing.T) {
+	t.Parallel()
+	url := storetest.URL(t, "postgres")
+	d := newDeployWorld(t, url)
+	rev := d.deploy(t, d.agent)
+	if st := d.waitDeployment(t, d.agent, rev); st["status"] != "succeeded" {
+		t.Fatalf("deployment = %v", st)
+	}
+	for _, shared := range []bool{true, false} {
+		api, err := startMain(gatewaytest.ReachableDir(t), url, "api", func(m *server.Main) { m.Driver = sharedEndpoints{d.fake, shared} },
+			"OCC_SECRETS_KEYSET_FILE="+d.e.m.Config.Secrets.KeysetFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &env{t: t, m: api, base: "http://" + api.Addr(), admin: d.e.admin, client: http.DefaultClient}
+		r := e.call("POST", d.path("/agents/"+d.agent+"/deployments/"+rev+"/diagnostics"), e.admin, nil)
+		checks, _ := r.data()["checks"].([]any)
+		switch {
+		case shared && (r.Status != 200 || len(checks) == 0):
+			t.Errorf("diagnostics from the API-only process, shared endpoints = %d %v; want 200 with the driver's checks", r.Status, r.Body)
+		case !shared && (r.Status != 503 || r.code() != "DEPENDENCY_UNAVAILABLE"):
+			t.Errorf("diagnostics from the API-only process, the worker host's endpoints = %d %v; want 503 DEPENDENCY_UNAVAILABLE", r.Status, r.Body)
+		}
+		api.Close()
+	}
 }
 
 func TestMetricsAndPaging(t *testing.T) {

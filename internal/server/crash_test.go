@@ -95,6 +95,13 @@ type occProc struct {
 // buildOCC builds cmd/occ once into a temporary directory.
 func buildOCC(t *testing.T) string {
 	t.Helper()
+	return buildOCCWith(t)
+}
+
+// buildOCCWith is buildOCC with env added to go build's environment
+// (CGO_ENABLED=0 for a static binary).
+func buildOCCWith(t *testing.T, env ...string) string {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +112,7 @@ func buildOCC(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "occ")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/occ")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/occ: %v\n%s", err, out)
 	}

@@ -68,7 +68,7 @@ func TestRealOpenClawKubernetesLane(t *testing.T) {
 		}
 	})
 	began := time.Now()
-	c := kubetest.Start(t, kubetest.WithRealNode())
+	c := kubetest.Start(t, kubetest.WithServiceNetwork())
 	t.Logf("cluster with the real node %s up in %s", c.RealNode(), time.Since(began).Round(time.Second))
 	if err := build.Wait(); err != nil {
 		t.Fatalf("occ runtime image build --output: %v\n%s", err, buildOut.String())
@@ -112,6 +112,7 @@ func TestRealOpenClawKubernetesLane(t *testing.T) {
 	t.Run("dedicated-codex", func(t *testing.T) {
 		kw.withT(t).dedicatedCodex(startResponsesProviderOn(t, net.JoinHostPort(c.BridgeAddress(), "0")))
 	})
+	t.Run("in-cluster", func(t *testing.T) { kw.withT(t).inCluster() })
 }
 
 // withT is the world for a subtest.

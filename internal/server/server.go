@@ -150,6 +150,13 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	if !working {
 		worked = nil
 	}
+	// What reaches gateways for the API (live workspace files, the native
+	// admin UI, diagnostics, logs): the worker's driver, or in an API-only
+	// process the driver when its endpoints are reachable from anywhere.
+	reach := worked
+	if !working && caps.SharedEndpoints {
+		reach = driver
+	}
 	if m.river, err = worker.NewClient(m.st, worked, wopts); err != nil {
 		return err
 	}
@@ -173,8 +180,8 @@ func (m *Main) Start(ctx context.Context) (err error) {
 		WorkspaceDefaultsID: gateway.PinnedDefaultsID, MaxAttempts: cfg.Worker.MaxAttempts, SessionLifetime: cfg.Auth.SessionLifetime.D(),
 		SignInFailuresPerAccount: cfg.Auth.SignInFailuresPerAccount, SignInFailuresPerClient: cfg.Auth.SignInFailuresPerClient,
 		SignInConcurrency: cfg.Auth.SignInConcurrency,
-		Secrets:           m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(worked),
-		Diagnose: diagnoserOf(worked), RuntimeLogs: runtimeLogsOf(worked),
+		Secrets:           m.keyring, BackendClient: m.BackendClient, CredentialGateway: gatewayOf(cfg), Gateways: gatewaysOf(reach),
+		Diagnose: diagnoserOf(reach), RuntimeLogs: runtimeLogsOf(reach),
 		Streams: app.StreamOptions{MaxPerPrincipal: cfg.Streams.MaxPerPrincipal, RecheckInterval: cfg.Streams.RecheckInterval.D(),
 			PollInterval: cfg.Streams.PollInterval.D()},
 		NativeAdmin: app.NativeAdmin{Enabled: cfg.NativeAdminUI.Enabled, Domain: cfg.NativeAdminUI.Domain,

@@ -127,7 +127,9 @@ func readyProbeScript(port int) string {
 // the configuration from the revision's ConfigMap and every secret from a
 // Secret through secretKeyRef. A dedicated revision (plan set) adds the
 // codex plugin's install and the Codex harness as init containers
-// (harness.go) and gives the gateway the app-server's token.
+// (harness.go) and gives the gateway the app-server's token. The gateway
+// listens on loopback only; with endpointAccess service its Pod also runs
+// the endpoint relay (endpoint_relay.go), which the Service targets.
 func (d *Driver) deploymentObject(spec compute.RevisionSpec, plan *HarnessPlan, replicas int32) *appsv1ac.DeploymentApplyConfiguration {
 	rev := spec.RevisionRef
 	l, an := withIDs(agentLabels(rev.AgentRef, RoleGateway))
@@ -151,7 +153,6 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, plan *HarnessPlan, 
 		WithImagePullPolicy(corev1.PullIfNotPresent).
 		WithArgs(gateway.LaunchArgs(d.o.GatewayPort)...).
 		WithEnv(env...).
-		WithPorts(corev1ac.ContainerPort().WithName("gateway").WithContainerPort(int32(d.o.GatewayPort)).WithProtocol(corev1.ProtocolTCP)).
 		WithResources(d.resources(d.q.gateway)).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName("config").WithMountPath(ConfigDir).WithReadOnly(true),
@@ -181,6 +182,9 @@ func (d *Driver) deploymentObject(spec compute.RevisionSpec, plan *HarnessPlan, 
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
 		WithContainers(container).
 		WithVolumes(volumes...)
+	if d.o.EndpointAccess == EndpointService {
+		pod = pod.WithContainers(d.endpointRelayContainer())
+	}
 	return appsv1ac.Deployment(GatewayName(rev.AgentID), NamespaceName(rev.NamespaceID)).
 		WithLabels(l).WithAnnotations(an).
 		WithSpec(appsv1ac.DeploymentSpec().

@@ -40,11 +40,8 @@ func (d *Driver) PrepareRevision(ctx context.Context, spec compute.RevisionSpec)
 	if err != nil || !done {
 		return compute.Readiness{}, err
 	}
-	bind := gateway.BindLoopback
-	if d.o.EndpointAccess == EndpointService {
-		bind = gateway.BindLAN
-	}
-	in := gateway.RenderInput{Document: spec.Document, Port: d.o.GatewayPort, Bind: bind, WorkspaceDir: WorkspaceDir, LogFile: LogFile}
+	// Loopback only, whatever the endpoint access (endpoint_relay.go).
+	in := gateway.RenderInput{Document: spec.Document, Port: d.o.GatewayPort, Bind: gateway.BindLoopback, WorkspaceDir: WorkspaceDir, LogFile: LogFile}
 	a, rev, ns := spec.AgentRef, spec.RevisionRef, NamespaceName(spec.NamespaceID)
 	var login []string
 	var secret string

@@ -26,3 +26,6 @@ func WatchedPods(d *Driver, a compute.AgentRef, revisionID string) int {
 // ResumedDials reports how many of the driver's port-forward dials resumed
 // a TLS session.
 func ResumedDials(d *Driver) int64 { return d.dialer.resumed.Load() }
+
+// EndpointRelayScript is endpointRelayScript, for its test with Node.js.
+var EndpointRelayScript = endpointRelayScript

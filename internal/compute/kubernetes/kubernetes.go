@@ -241,6 +241,9 @@ func (d *Driver) Capabilities() compute.Capabilities {
 		HarnessAuthMethods: []string{occ.HarnessAPIKey},
 		PersistentState:    true,
 		SecretEnvironment:  true,
+		// Any process with the cluster's credentials reaches a gateway
+		// (a port-forward through the API server, or its Service).
+		SharedEndpoints: true,
 	}
 	if d.o.DedicatedCodex {
 		c.ExecutionModes = append(c.ExecutionModes, occ.ExecutionDedicated)

@@ -204,6 +204,51 @@ func TestDeploymentObject(t *testing.T) {
 	if strings.Contains(string(b), "canary") {
 		t.Errorf("the Deployment carries a secret value: %s", b)
 	}
+	if len(c.Ports) != 0 {
+		t.Errorf("the gateway container declares ports %+v; it listens on loopback only", c.Ports)
+	}
+}
+
+// TestEndpointRelayObject: with endpointAccess service the gateway Pod
+// also runs the endpoint relay: the gateway image's Node.js relaying the
+// gateway port from the Pod's address (downward API) to loopback,
+// restricted, with small resources; the Service targets that port.
+func TestEndpointRelayObject(t *testing.T) {
+	t.Parallel()
+	d := newTestDriver(t, func(o *Options) {
+		o.EndpointAccess = EndpointService
+		o.GatewayClients = Peer{Namespace: "occ-system", PodLabels: map[string]string{"app": "occ"}}
+	})
+	rev := testRevision()
+	dep := roundTrip[appsv1.Deployment](t, d.deploymentObject(compute.RevisionSpec{RevisionRef: rev, ExecutionMode: occ.ExecutionEmbedded}, nil, 1))
+	cs := dep.Spec.Template.Spec.Containers
+	if len(cs) != 2 || cs[0].Name != ContainerName || cs[1].Name != EndpointContainerName {
+		t.Fatalf("containers %+v, want the gateway and the endpoint relay", cs)
+	}
+	relay := cs[1]
+	if relay.Image != testOptions().GatewayImage || len(relay.Command) != 3 || relay.Command[0] != "node" ||
+		relay.Command[2] != endpointRelayScript(8080) || len(relay.Ports) != 1 || relay.Ports[0].ContainerPort != 8080 {
+		t.Errorf("relay image %q command %q ports %+v", relay.Image, relay.Command, relay.Ports)
+	}
+	if len(relay.Env) != 1 || relay.Env[0].Name != podIPEnv || relay.Env[0].ValueFrom == nil || relay.Env[0].ValueFrom.FieldRef.FieldPath != "status.podIP" {
+		t.Errorf("relay env %+v, want the Pod's address from the downward API", relay.Env)
+	}
+	if sc := relay.SecurityContext; sc == nil || !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem ||
+		sc.Capabilities.Drop[0] != "ALL" || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("relay security context %+v", sc)
+	}
+	if relay.Resources.Limits.Memory().String() != "128Mi" || relay.Resources.Requests.Cpu().String() != "10m" {
+		t.Errorf("relay resources %+v", relay.Resources)
+	}
+	svc := roundTrip[corev1.Service](t, d.serviceObject(rev.AgentRef))
+	if p := svc.Spec.Ports[0]; p.Port != 8080 || p.TargetPort.IntVal != 8080 {
+		t.Errorf("service port %+v", p)
+	}
+	// Port-forward access has no relay.
+	plain := roundTrip[appsv1.Deployment](t, newTestDriver(t).deploymentObject(compute.RevisionSpec{RevisionRef: rev, ExecutionMode: occ.ExecutionEmbedded}, nil, 1))
+	if n := len(plain.Spec.Template.Spec.Containers); n != 1 {
+		t.Errorf("with port-forward access %d containers, want the gateway alone", n)
+	}
 }
 
 func TestSecretsStayOutOfConfigMaps(t *testing.T) {

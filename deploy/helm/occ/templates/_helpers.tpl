@@ -107,6 +107,13 @@ env:
       secretKeyRef:
         name: {{ . }}
         key: {{ $.Values.bootstrap.adminPasswordKey }}
+{{- with $.Values.bootstrap.apiKeyKey }}
+  - name: OCC_BOOTSTRAP_API_KEY
+    valueFrom:
+      secretKeyRef:
+        name: {{ $.Values.bootstrap.existingSecret }}
+        key: {{ . }}
+{{- end }}
 {{- end }}
 securityContext:
   {{- include "occ.containerSecurityContext" . | nindent 2 }}

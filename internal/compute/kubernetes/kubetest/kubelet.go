@@ -284,7 +284,7 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 	}
 	// A Pod deleted meanwhile (a rollout, a namespace deleted) is no
 	// failure: the next sync stops its gateway.
-	err = k.c.forwardPodPort(k.t, p.Namespace, p.Name, int32(c.Ports[0].ContainerPort), "127.0.0.1:"+strconv.Itoa(port))
+	err = k.c.forwardPodPort(k.t, p.Namespace, p.Name, gatewayPort(c), "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil && !errors.Is(err, errPodGone) {
 		k.t.Error(err)
 	}
@@ -294,6 +294,19 @@ func (k *Kubelet) run(ctx context.Context, p *corev1.Pod) (*fakePod, error) {
 	}
 	go k.report(fp, newStatus(p), port, period)
 	return fp, nil
+}
+
+// gatewayPort is the port the gateway container listens on in its Pod
+// (on loopback): its --port argument.
+func gatewayPort(c corev1.Container) int32 {
+	for i, a := range c.Args {
+		if a == "--port" && i+1 < len(c.Args) {
+			if n, err := strconv.Atoi(c.Args[i+1]); err == nil {
+				return int32(n)
+			}
+		}
+	}
+	return 0
 }
 
 func (p *fakePod) kill() {

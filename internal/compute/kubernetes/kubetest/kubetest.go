@@ -71,6 +71,7 @@ type Cluster struct {
 	apiserver  *process
 	nodes      []string
 	realNode   *realNode // WithRealNode's node, stopped first
+	netLock    *os.File  // WithServiceNetwork's machine-wide lock, given back last
 	stopOnce   sync.Once
 }
 
@@ -141,12 +142,28 @@ func New(opts ...Option) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	var netLock *os.File
+	if o.serviceNetwork {
+		ctx, cancel := context.WithTimeout(context.Background(), serviceNetworkWait)
+		netLock, err = lockServiceNetwork(ctx)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+	}
 	// Ports are chosen free but bound only by the child processes; another
 	// process can take one in between, so that case is retried.
 	for attempt := 1; ; attempt++ {
 		c, err := start(assets, o)
-		if err == nil || attempt == 3 || !isPortTaken(err) {
-			return c, err
+		if err == nil {
+			c.netLock = netLock
+			return c, nil
+		}
+		if attempt == 3 || !isPortTaken(err) {
+			if netLock != nil {
+				netLock.Close()
+			}
+			return nil, err
 		}
 	}
 }
@@ -233,6 +250,9 @@ func (c *Cluster) Stop() {
 			c.procs[i].stop(stopGrace)
 		}
 		_ = os.RemoveAll(c.dir)
+		if c.netLock != nil {
+			c.netLock.Close()
+		}
 	})
 }
 

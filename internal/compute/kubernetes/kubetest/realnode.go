@@ -16,6 +16,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // WithRealNode also starts kube-controller-manager, kube-scheduler and one
@@ -97,9 +98,6 @@ func (c *Cluster) startRealNode(ctx context.Context, withServices bool) error {
 	n.lease, n.leased = lease, true
 	if withServices {
 		n.services = &serviceNetwork{}
-		if n.services.lock, err = lockServiceNetwork(ctx); err != nil {
-			return err
-		}
 	}
 	if err := c.startControllers(ctx); err != nil {
 		return err
@@ -167,12 +165,17 @@ func (n *realNode) stop() {
 	}
 }
 
-// drain deletes every Pod on the node and waits until kubelet has stopped
-// their containers and sandboxes.
+// drain cordons the node (so controllers' replacement Pods, such as a
+// Deployment's, are not scheduled onto it), deletes every Pod on it and
+// waits until kubelet has stopped their containers and sandboxes.
 func (n *realNode) drain(ctx context.Context) error {
 	client, err := n.c.client()
 	if err != nil {
 		return err
+	}
+	cordon := []byte(`{"spec":{"unschedulable":true}}`)
+	if _, err := client.CoreV1().Nodes().Patch(ctx, n.name, types.MergePatchType, cordon, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("kubetest: cordon node %s: %w", n.name, err)
 	}
 	pods := func() ([]string, error) {
 		list, err := client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n.name})

@@ -49,7 +49,6 @@ func WithServiceNetwork() Option {
 
 // serviceNetwork is WithServiceNetwork's part of a real node.
 type serviceNetwork struct {
-	lock      *os.File // the machine-wide lock, held until stop
 	apiRelay  *Proxy
 	kubeProxy *process
 	coredns   *process
@@ -85,7 +84,12 @@ func removeFirewallChain(command string) {
 // hostStateDir.
 const serviceNetworkLock = ".service-network"
 
-// lockServiceNetwork waits for, and takes, the machine-wide lock.
+// serviceNetworkWait bounds New's wait for another test process's service
+// network to end (the Kubernetes node lane holds it for about 15 minutes).
+const serviceNetworkWait = 45 * time.Minute
+
+// lockServiceNetwork waits for, and takes, the machine-wide lock; the
+// cluster holds it until Stop.
 func lockServiceNetwork(ctx context.Context) (*os.File, error) {
 	if err := os.MkdirAll(hostStateDir, 0o755); err != nil {
 		return nil, err
@@ -242,8 +246,8 @@ func (n *realNode) startKubeProxy(ctx context.Context) error {
 }
 
 // stopServiceNetwork stops kube-proxy and removes its rules, stops CoreDNS
-// and the relay, and gives the machine-wide lock back. The host's rules
-// are then as before the start.
+// and the relay: the host's rules are then as before the start (Stop then
+// gives the machine-wide lock back).
 func (n *realNode) stopServiceNetwork() []string {
 	s := n.services
 	var notes []string
@@ -266,9 +270,6 @@ func (n *realNode) stopServiceNetwork() []string {
 	}
 	if s.apiRelay != nil {
 		s.apiRelay.Down()
-	}
-	if s.lock != nil {
-		s.lock.Close()
 	}
 	return notes
 }
