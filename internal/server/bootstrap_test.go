@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/compute"
+	"github.com/openclaw/occ/internal/config"
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server"
 	"github.com/openclaw/occ/internal/store/storetest"
