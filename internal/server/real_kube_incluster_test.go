@@ -176,14 +176,7 @@ func (w *realKubeWorld) inCluster() {
 	iw.runningPod(agent)
 	_, volDir := iw.claim(agent)
 	const initial = "Answer in-cluster questions.\n"
-	var put resp
-	iw.waitUntil("the workspace reachable through the gateway's Service", 2*time.Minute, func() bool {
-		put = e.call("PUT", iw.path("/agents/"+agent+"/workspace/files/AGENTS.md"), e.admin, map[string]any{"content": initial})
-		return put.Status != 503 || put.code() != "DEPENDENCY_UNAVAILABLE"
-	})
-	if put.Status != 200 {
-		t.Fatalf("PUT AGENTS.md through occ in the cluster = %d %v", put.Status, put.Body)
-	}
+	iw.putWhenServing(agent, initial)
 	iw.liveFiles(agent, volDir, initial)
 	if r := e.call("DELETE", iw.path("/agents/"+agent), e.admin, nil); r.Status != 202 {
 		t.Fatalf("delete = %d %v", r.Status, r.Body)

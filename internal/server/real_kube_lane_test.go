@@ -256,6 +256,21 @@ func (w *realKubeWorld) dump(agent string) {
 	}
 }
 
+// putWhenServing writes AGENTS.md through occ. A gateway Pod that is not
+// Ready at this moment (its readiness probe, a Node.js process, can
+// outlast its bound on a loaded node) answers 503 DEPENDENCY_UNAVAILABLE,
+// which a user retries: so does this, for at most 2 minutes.
+func (w *realKubeWorld) putWhenServing(agent, content string) {
+	var put resp
+	w.waitUntil("the workspace reachable", 2*time.Minute, func() bool {
+		put = w.e.call("PUT", w.path("/agents/"+agent+"/workspace/files/AGENTS.md"), w.e.admin, map[string]any{"content": content})
+		return put.Status != 503 || put.code() != "DEPENDENCY_UNAVAILABLE"
+	})
+	if put.Status != 200 {
+		w.t.Fatalf("PUT AGENTS.md = %d %v", put.Status, put.Body)
+	}
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -289,17 +304,7 @@ func (w *realKubeWorld) lifecycle(canary string) {
 	t.Logf("Pod %s at %s; state volume %s", pod1.Name, pod1.Status.PodIP, volDir)
 
 	// Live workspace files through occ, in the claim's volume.
-	// A gateway Pod that is not Ready at this moment (its readiness probe,
-	// a Node.js process, can outlast its bound on a loaded node) answers
-	// 503 DEPENDENCY_UNAVAILABLE, which a user retries.
-	var put resp
-	w.waitUntil("the workspace reachable", 2*time.Minute, func() bool {
-		put = e.call("PUT", w.path("/agents/"+agent+"/workspace/files/AGENTS.md"), e.admin, map[string]any{"content": initial})
-		return put.Status != 503 || put.code() != "DEPENDENCY_UNAVAILABLE"
-	})
-	if put.Status != 200 {
-		t.Fatalf("PUT AGENTS.md = %d %v", put.Status, put.Body)
-	}
+	w.putWhenServing(agent, initial)
 	w.liveFiles(agent, volDir, initial)
 	w.diagnose(agent, rev1, "succeeded")
 	checkNoSecret(t, volDir, canary)

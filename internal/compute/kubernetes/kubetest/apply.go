@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
 
@@ -47,6 +48,36 @@ func ParseManifests(manifests string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
+// Resources returns, for the client configuration cfg, the dynamic client
+// of an object's resource (found through the API server's discovery);
+// namespaced objects without a namespace are namespace's.
+func Resources(cfg *rest.Config, namespace string) (func(o *unstructured.Unstructured) (dynamic.ResourceInterface, error), error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	return func(o *unstructured.Unstructured) (dynamic.ResourceInterface, error) {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, err
+		}
+		if m.Scope.Name() != meta.RESTScopeNameNamespace {
+			return dyn.Resource(m.Resource), nil
+		}
+		ns := o.GetNamespace()
+		if ns == "" {
+			ns = namespace
+		}
+		return dyn.Resource(m.Resource).Namespace(ns), nil
+	}, nil
+}
+
 // Apply applies every object of manifests as the admin, with server-side
 // apply (field manager "kubetest") and strict field validation; namespaced
 // objects without a namespace go to namespace.
@@ -55,28 +86,14 @@ func (c *Cluster) Apply(ctx context.Context, namespace, manifests string) error 
 	if err != nil {
 		return err
 	}
-	dyn, err := dynamic.NewForConfig(c.admin)
+	resource, err := Resources(c.admin, namespace)
 	if err != nil {
 		return err
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(c.admin)
-	if err != nil {
-		return err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	for _, o := range objs {
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		ri, err := resource(o)
 		if err != nil {
 			return err
-		}
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ns := o.GetNamespace()
-			if ns == "" {
-				ns = namespace
-			}
-			ri = dyn.Resource(m.Resource).Namespace(ns)
 		}
 		body, err := o.MarshalJSON()
 		if err != nil {

@@ -91,6 +91,22 @@ const serviceNetworkWait = 45 * time.Minute
 // lockServiceNetwork waits for, and takes, the machine-wide lock; the
 // cluster holds it until Stop.
 func lockServiceNetwork(ctx context.Context) (*os.File, error) {
+	for {
+		f, err := tryLockServiceNetwork()
+		if f != nil || err != nil {
+			return f, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("kubetest: another test's service network held the machine until the start's deadline: %w", ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// tryLockServiceNetwork takes the machine-wide lock if no one holds it
+// (nil, nil when someone does).
+func tryLockServiceNetwork() (*os.File, error) {
 	if err := os.MkdirAll(hostStateDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -98,21 +114,15 @@ func lockServiceNetwork(ctx context.Context) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return f, nil
-		}
-		if err != syscall.EWOULDBLOCK {
-			f.Close()
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("kubetest: another test's service network held the machine until the start's deadline: %w", ctx.Err())
-		case <-time.After(time.Second):
-		}
+	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err {
+	case nil:
+		return f, nil
+	case syscall.EWOULDBLOCK:
+		f.Close()
+		return nil, nil
+	default:
+		f.Close()
+		return nil, err
 	}
 }
 
