@@ -12,5 +12,5 @@ func main() {
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr,
 		cli.Server{Serve: server.Serve, Migrate: server.Migrate, RotateSecretsKey: server.RotateSecretsKey,
 			InstallRuntime: server.InstallRuntime, BuildImage: server.BuildImage,
-			ImportSecretsKeyset: server.ImportSecretsKeyset, Version: server.Version}))
+			ImportSecretsKeyset: server.ImportSecretsKeyset, CreateSecretsKeyset: server.CreateSecretsKeyset, Version: server.Version}))
 }

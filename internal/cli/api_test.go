@@ -332,7 +332,7 @@ func TestMainRunsClientCommands(t *testing.T) {
 	}
 	out.Reset()
 	if code := Main([]string{"secrets", "--help"}, &out, &errOut, Server{}); code != 0 ||
-		!strings.Contains(out.String(), "rotate-key") || !strings.Contains(out.String(), "create") {
+		!strings.Contains(out.String(), "rotate-key") || !strings.Contains(out.String(), "create-keyset") {
 		t.Fatalf("secrets help = %d %s", code, out.String())
 	}
 	errOut.Reset()

@@ -45,6 +45,9 @@ type Server struct {
 	// ImportSecretsKeyset copies the keyset file from into the configured
 	// secrets.keysetFile (mode 0600), saying what it did on out.
 	ImportSecretsKeyset func(ctx context.Context, cfg *config.Config, from string, out io.Writer) error
+	// CreateSecretsKeyset writes a new keyset file at path (never over
+	// an existing one), saying what it did on out.
+	CreateSecretsKeyset func(path string, out io.Writer) error
 	Version             string
 }
 
@@ -216,7 +219,21 @@ func secretsCmd(stdout io.Writer, srv Server) *cobra.Command {
 		})
 	imp.Flags().StringVar(&from, "from", "", "the keyset file to import (required)")
 	imp.Example = "  occ secrets import-keyset --from /etc/occ-keyset/secrets.keyset --data-dir /var/lib/occ"
-	return groupCmd("secrets", "Secrets (values are write-only: never shown) and their encryption at rest", rotate, imp)
+	var output string
+	create := &cobra.Command{Use: "create-keyset --output FILE", Args: cobra.NoArgs,
+		Short: "Write a new secrets keyset file (mode 0600, never over an existing file), for an installation that imports it, such as the Helm chart's keyset Secret",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output == "" {
+				return usageError{errors.New("--output is required: the keyset file to write")}
+			}
+			if srv.CreateSecretsKeyset == nil {
+				return errors.New("this build cannot create a secrets keyset")
+			}
+			return srv.CreateSecretsKeyset(output, stdout)
+		}}
+	create.Flags().StringVar(&output, "output", "", "the keyset file to write (required)")
+	create.Example = "  occ secrets create-keyset --output secrets.keyset\n  kubectl -n occ-system create secret generic occ-keyset --from-file=secrets.keyset=./secrets.keyset"
+	return groupCmd("secrets", "Secrets (values are write-only: never shown) and their encryption at rest", rotate, imp, create)
 }
 
 func runtimeCmd(stdout io.Writer, srv Server) *cobra.Command {

@@ -95,7 +95,7 @@ func Open(path string) (*Keyring, error) {
 	}
 	k := &Keyring{path: path}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		if err := k.create(); err != nil {
+		if _, err := k.create(); err != nil {
 			return nil, err
 		}
 	}
@@ -111,26 +111,38 @@ func (k *Keyring) Path() string { return k.path }
 // create writes a new keyset with one key. The file appears complete or
 // not at all: it is written to a temporary file and linked into place, and
 // linking fails if another process created it first (then theirs is used).
-func (k *Keyring) create() error {
+func (k *Keyring) create() (created bool, err error) {
 	h, err := keyset.NewHandle(aead.AES256GCMKeyTemplate())
 	if err != nil {
-		return fmt.Errorf("secrets: generate keyset: %w", err)
+		return false, fmt.Errorf("secrets: generate keyset: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(k.path), 0o700); err != nil {
-		return fmt.Errorf("secrets: keyset directory: %w", err)
+		return false, fmt.Errorf("secrets: keyset directory: %w", err)
 	}
 	tmp, err := writeTemp(k.path, h)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.Remove(tmp)
 	if err := os.Link(tmp, k.path); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil // another process won the race; load theirs
+			return false, nil // another process won the race; load theirs
 		}
-		return fmt.Errorf("secrets: create keyset file %s: %w", k.path, err)
+		return false, fmt.Errorf("secrets: create keyset file %s: %w", k.path, err)
 	}
-	return syncDir(filepath.Dir(k.path))
+	return true, syncDir(filepath.Dir(k.path))
+}
+
+// CreateKeyset writes a new keyset (one AES-256-GCM key) to path, mode
+// 0600, for an installation whose processes import it (`occ secrets
+// import-keyset`, the Helm chart's keyset Secret). An existing file is
+// never overwritten.
+func CreateKeyset(path string) error {
+	created, err := (&Keyring{path: path}).create()
+	if err == nil && !created {
+		return fmt.Errorf("secrets: %s already exists; it is not overwritten", path)
+	}
+	return err
 }
 
 // writeTemp writes h to a new 0600 file beside path, fsynced, and returns

@@ -24,3 +24,13 @@ func ImportSecretsKeyset(_ context.Context, cfg *config.Config, from string, out
 	}
 	return nil
 }
+
+// CreateSecretsKeyset is what `occ secrets create-keyset` runs: a new
+// keyset file at path, for an installation that imports it.
+func CreateSecretsKeyset(path string, out io.Writer) error {
+	if err := secrets.CreateKeyset(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "wrote a new secrets keyset to %s (mode 0600); keep it with the database's backups\n", path)
+	return nil
+}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/openclaw/occ/internal/compute/kubernetes/kubetest"
 	"github.com/openclaw/occ/internal/httpapi/contracttest"
-	"github.com/openclaw/occ/internal/secrets"
 	"github.com/openclaw/occ/internal/store/storetest"
 )
 
@@ -55,9 +54,9 @@ func (w *realKubeWorld) installInCluster() *env {
 		t.Fatal(err)
 	}
 	dbURL.Host = c.RelayForPods(t, dbURL.Host)
-	keysetFile := filepath.Join(dir, "keyset", "secrets.keyset")
-	if _, err := secrets.Open(keysetFile); err != nil { // what a first `occ serve` makes
-		t.Fatal(err)
+	keysetFile := filepath.Join(dir, "secrets.keyset")
+	if out, err := exec.Command(occBin, "secrets", "create-keyset", "--output", keysetFile).CombinedOutput(); err != nil {
+		t.Fatalf("occ secrets create-keyset: %v\n%s", err, out)
 	}
 	keyset, err := os.ReadFile(keysetFile)
 	if err != nil {
