@@ -127,6 +127,11 @@ func TestHelmRequiredValues(t *testing.T) {
 	if err == nil || !strings.Contains(out, "image.digest (preferred) or image.tag is required") {
 		t.Errorf("without image.digest or tag: %v\n%s", err, out)
 	}
+	// A key of no Secret is refused, not ignored.
+	out, err = helm(t, append([]string{"template", "occ", chart}, setArgs("", "bootstrap.apiKeyKey=api-key")...)...)
+	if err == nil || !strings.Contains(out, "bootstrap.apiKeyKey needs bootstrap.existingSecret") {
+		t.Errorf("bootstrap.apiKeyKey without bootstrap.existingSecret: %v\n%s", err, out)
+	}
 }
 
 // TestHelmRendered: the roles, replicas, probes, Secrets and configuration

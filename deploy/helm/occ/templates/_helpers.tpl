@@ -101,6 +101,9 @@ env:
       secretKeyRef:
         name: {{ required "database.existingSecret is required: a Secret holding the PostgreSQL URL" .Values.database.existingSecret }}
         key: {{ .Values.database.key }}
+{{- if and .Values.bootstrap.apiKeyKey (not .Values.bootstrap.existingSecret) }}
+{{- fail "bootstrap.apiKeyKey needs bootstrap.existingSecret: the Secret whose key it names" }}
+{{- end }}
 {{- with .Values.bootstrap.existingSecret }}
   - name: OCC_BOOTSTRAP_ADMIN_PASSWORD
     valueFrom:
