@@ -53,18 +53,28 @@ type hostLease struct {
 
 // lockHostState takes the machine-wide lock on hostStateDir.
 func lockHostState() (unlock func(), err error) {
-	if err := os.MkdirAll(hostStateDir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(hostStateDir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := lockFile(".lock", syscall.LOCK_EX)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	return func() { f.Close() }, nil
+}
+
+// lockFile opens the file name in hostStateDir and flocks it with how
+// (LOCK_EX, with LOCK_NB not to wait); closing the file unlocks it.
+func lockFile(name string, how int) (*os.File, error) {
+	if err := os.MkdirAll(hostStateDir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(hostStateDir, name), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { f.Close() }, nil
+	return f, nil
 }
 
 // members reads the live members' files, removing (with their bridges) the

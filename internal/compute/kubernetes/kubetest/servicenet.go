@@ -3,13 +3,13 @@ package kubetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -107,23 +107,11 @@ func lockServiceNetwork(ctx context.Context) (*os.File, error) {
 // tryLockServiceNetwork takes the machine-wide lock if no one holds it
 // (nil, nil when someone does).
 func tryLockServiceNetwork() (*os.File, error) {
-	if err := os.MkdirAll(hostStateDir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(hostStateDir, serviceNetworkLock), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err {
-	case nil:
-		return f, nil
-	case syscall.EWOULDBLOCK:
-		f.Close()
+	f, err := lockFile(serviceNetworkLock, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return nil, nil
-	default:
-		f.Close()
-		return nil, err
 	}
+	return f, err
 }
 
 // dnsAddress is CoreDNS's address: the host's on the node's bridge.
