@@ -1,0 +1,10 @@
+package servertest
+
+import (
+	"encoding/json"
+)
+
+func RawBody(r Resp) string {
+	b, _ := json.Marshal(r.Body)
+	return string(b)
+}
