@@ -223,8 +223,11 @@ func TestHeldFailuresEndTheDeploymentAtOnce(t *testing.T) {
 
 func TestConvergenceDeadlineKeepsTheLastEvidence(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, computetest.FakeCapabilities(), withOptions(func(o *worker.Options) { o.ConvergenceTimeout = time.Second }))
+	e := newEnv(t, computetest.FakeCapabilities())
 	g := e.agent(agentSpec{harness: apiKey("sk")})
+	// The 1 s deadline only once the Namespace is ready: on a busy machine
+	// its own setup could otherwise miss it.
+	e.restart(withOptions(func(o *worker.Options) { o.ConvergenceTimeout = time.Second }))
 	e.fake.NotReady(g.ID, -1, occ.PendingGatewayStarting, &compute.RuntimeFailure{Component: "gateway", Check: "readyz", CheckedAt: time.Now(), Code: "UNAVAILABLE"})
 	rev := e.deploy(e.admin, g)
 	st := e.settled(g, rev)

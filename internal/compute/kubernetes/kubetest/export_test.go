@@ -10,3 +10,6 @@ func LockServiceNetwork() (unlock func(), ok bool) {
 	}
 	return func() { f.Close() }, true
 }
+
+// AwaitBuild is awaitBuild, for the tests of the build beside the tests.
+var AwaitBuild = awaitBuild

@@ -15,9 +15,11 @@
 // WithRealNode instead runs one real node (kubelet, containerd, runc, a CNI
 // bridge) whose Pods run real containers of images the test imports.
 //
-// The binaries come from the directory named by OCC_TEST_KUBE_ASSETS, which
-// scripts/test sets. Without it every function here fails the test with a
-// message saying how to build them; nothing is skipped.
+// The binaries come from the directory named by OCC_TEST_KUBE_ASSETS, or
+// the one scripts/test's build beside the other packages' tests writes to
+// the file named by OCC_TEST_KUBE_ASSETS_PENDING (assets.go). Without
+// either every function here fails the test with a message saying how to
+// build them; nothing is skipped.
 //
 // The package starts the binaries itself rather than through
 // controller-runtime's envtest: the lane needs the same CA and service-account
@@ -178,26 +180,6 @@ func Asset(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, name)
-}
-
-// assetDir returns OCC_TEST_KUBE_ASSETS after checking that it holds need.
-func assetDir(need []string) (string, error) {
-	const how = "run the tests with scripts/test, or build the binaries once with\n" +
-		"\texport " + AssetsEnv + "=$(scripts/kube-assets)"
-	dir := os.Getenv(AssetsEnv)
-	if dir == "" {
-		return "", fmt.Errorf("kubetest: %s is not set; it names the directory holding the Kubernetes test binaries: %s", AssetsEnv, how)
-	}
-	var missing []string
-	for _, name := range need {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		return "", fmt.Errorf("kubetest: %s=%s lacks %v: %s", AssetsEnv, dir, missing, how)
-	}
-	return dir, nil
 }
 
 // start runs one attempt at starting the cluster.

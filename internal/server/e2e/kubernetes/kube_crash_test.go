@@ -39,7 +39,9 @@ const kubeCrashRounds = 20
 // parallel (after the package's serial tests, beside the other parallel
 // ones): most of its time is spent waiting for Pods and gateways.
 func TestKubernetesDeployCrashRestart(t *testing.T) {
-	// Not parallel: it runs alone in this package (see TestMain).
+	// Parallel with the lane's other tests: it runs in a package of its
+	// lane, on a driver, database and data directory of its own.
+	t.Parallel()
 	rounds := kubeCrashRounds
 	if s := os.Getenv("OCC_TEST_KUBE_CRASH_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
