@@ -38,9 +38,8 @@ const dockerCrashRounds = 20
 // parallel (after the package's serial tests): most of its time is spent
 // waiting for containers and gateways.
 func TestDockerDeployCrashRestart(t *testing.T) {
-	// Parallel with the lane's other tests: it runs in a package of its
-	// lane, on a driver, database and data directory of its own.
-	t.Parallel()
+	// Not parallel: it runs before the package's parallel tests, alone, as
+	// its settle deadlines want (run beside the real lanes it missed them).
 	rounds := dockerCrashRounds
 	if s := os.Getenv("OCC_TEST_DOCKER_CRASH_ROUNDS"); s != "" {
 		n, err := strconv.Atoi(s)
