@@ -55,27 +55,6 @@ type OccProc struct {
 	Logs   string
 }
 
-// buildOCC builds cmd/occ once into a temporary directory.
-func BuildOCC(t *testing.T) string {
-	t.Helper()
-	return BuildOCCWith(t)
-}
-
-// buildOCCWith is buildOCC with env added to go build's environment
-// (CGO_ENABLED=0 for a static binary).
-func BuildOCCWith(t *testing.T, env ...string) string {
-	t.Helper()
-	root := RepoRoot(t)
-	bin := filepath.Join(t.TempDir(), "occ")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/occ")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/occ: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // freePort returns a loopback port nothing listens on right now.
 func FreePort(t *testing.T) string {
 	t.Helper()

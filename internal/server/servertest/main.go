@@ -5,44 +5,102 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
-// fakeGateway is the fake gateway binary, built at most once per test
-// binary and removed by Main when its tests are over.
-var fakeGateway struct {
+// perBinary is what a test binary builds once for all its tests: a
+// directory Main removes when the tests are over, and the binaries built
+// into it, each once, by name.
+var perBinary struct {
+	mu    sync.Mutex
+	dir   string
+	built map[string]*builtBinary
+}
+
+// builtBinary is one binary built for the whole test binary.
+type builtBinary struct {
 	once sync.Once
-	dir  string
 	path string
 	err  error
+}
+
+// buildOnce runs `go build -o <dir>/name pkg` (in the repository's root,
+// with env added to its environment) the first time name is asked for and
+// returns the same path, or the same error, to every later call.
+func buildOnce(t testing.TB, name, pkg string, env ...string) string {
+	t.Helper()
+	perBinary.mu.Lock()
+	if perBinary.built == nil {
+		perBinary.built = map[string]*builtBinary{}
+	}
+	b := perBinary.built[name]
+	if b == nil {
+		b = &builtBinary{}
+		perBinary.built[name] = b
+	}
+	perBinary.mu.Unlock()
+	b.once.Do(func() {
+		dir, err := binaryDir()
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, name)
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Dir = RepoRoot(t)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s %s: %v\n%s", strings.Join(env, " "), pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.path
+}
+
+// binaryDir makes the per-binary directory the first time; gateways run
+// as users of their own when the tests run as root, so it is 0755.
+func binaryDir() (string, error) {
+	perBinary.mu.Lock()
+	defer perBinary.mu.Unlock()
+	if perBinary.dir != "" {
+		return perBinary.dir, nil
+	}
+	dir, err := os.MkdirTemp("", "occ-testbin-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
+		return "", err
+	}
+	perBinary.dir = dir
+	return dir, nil
 }
 
 // FakeGatewayBinary builds the fake gateway once per test binary; servers
 // booted without an explicit driver run it as their gateway
 // (compute.gatewayCommand), so no test starts the real runtime by accident.
 func FakeGatewayBinary(t testing.TB) string {
-	fakeGateway.once.Do(func() {
-		fakeGateway.dir, fakeGateway.err = os.MkdirTemp("", "occ-fakegateway-")
-		if fakeGateway.err != nil {
-			return
-		}
-		// Gateways run as users of their own when the tests run as root.
-		if fakeGateway.err = os.Chmod(fakeGateway.dir, 0o755); fakeGateway.err != nil {
-			return
-		}
-		fakeGateway.path = filepath.Join(fakeGateway.dir, "fakegateway")
-		out, err := exec.Command("go", "build", "-o", fakeGateway.path, gatewaytest.BinaryPackage).CombinedOutput()
-		if err != nil {
-			fakeGateway.err = fmt.Errorf("build the fake gateway: %v\n%s", err, out)
-		}
-	})
-	if fakeGateway.err != nil {
-		t.Fatal(fakeGateway.err)
-	}
-	return fakeGateway.path
+	return buildOnce(t, "fakegateway", gatewaytest.BinaryPackage)
+}
+
+// BuildOCC builds cmd/occ (without the race detector) once per test
+// binary; every test that runs occ as a process shares it.
+func BuildOCC(t testing.TB) string {
+	t.Helper()
+	return buildOnce(t, "occ", "./cmd/occ")
+}
+
+// BuildStaticOCC builds a static cmd/occ (CGO_ENABLED=0), what an image
+// of occ itself carries, once per test binary.
+func BuildStaticOCC(t testing.TB) string {
+	t.Helper()
+	return buildOnce(t, "occ-static", "./cmd/occ", "CGO_ENABLED=0")
 }
 
 // Main runs an e2e package's tests and removes what they built once for
@@ -52,8 +110,8 @@ func FakeGatewayBinary(t testing.TB) string {
 // first, one at a time, as Go runs tests that do not call t.Parallel.
 func Main(m *testing.M) {
 	code := m.Run()
-	if fakeGateway.dir != "" {
-		os.RemoveAll(fakeGateway.dir)
+	if perBinary.dir != "" {
+		os.RemoveAll(perBinary.dir)
 	}
 	os.Exit(code)
 }

@@ -111,12 +111,7 @@ func TestCLIImageBuildPush(t *testing.T) {
 // builds its own image with --occ (from the running executable, outside the
 // race detector) and pushes it; a dynamically linked binary is refused.
 func TestCLIImageBuildOCC(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "occ")
-	build := exec.Command("go", "build", "-o", bin, "github.com/openclaw/occ/cmd/occ")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build ./cmd/occ: %v\n%s", err, out)
-	}
+	bin := servertest.BuildStaticOCC(t)
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer reg.Close()
 	t.Setenv("DOCKER_CONFIG", t.TempDir())

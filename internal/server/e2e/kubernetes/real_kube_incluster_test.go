@@ -41,7 +41,7 @@ func (w *realKubeWorld) installInCluster() *servertest.Env {
 	defer cancel()
 	dir := t.TempDir()
 
-	occBin := servertest.BuildOCCWith(t, "CGO_ENABLED=0")
+	occBin := servertest.BuildStaticOCC(t)
 	tarball := filepath.Join(dir, "occ.tar")
 	if out, err := exec.Command(occBin, "runtime", "image", "build", "--occ", "--data-dir", filepath.Join(dir, "build"),
 		"--output", tarball, "--name", inClusterOCCImage).CombinedOutput(); err != nil {
