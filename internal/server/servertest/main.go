@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
@@ -43,24 +44,50 @@ func buildOnce(t testing.TB, name, pkg string, env ...string) string {
 		perBinary.built[name] = b
 	}
 	perBinary.mu.Unlock()
-	b.once.Do(func() {
-		dir, err := binaryDir()
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, name)
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
-		cmd.Dir = RepoRoot(t)
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s %s: %v\n%s", strings.Join(env, " "), pkg, err, out)
-		}
-	})
+	b.once.Do(func() { b.path, b.err = build(RepoRoot(t), name, pkg, env) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.path
+}
+
+// BuildDirEnv names a directory scripts/test makes for one run and
+// removes after it: the test binaries of that run (up to -p at once) share
+// the binaries built there, each built by the first binary that needs it
+// while the others wait (a lock file beside it), instead of compiling the
+// same packages at once. Without it each test binary builds its own.
+const BuildDirEnv = "OCC_TEST_BUILD_DIR"
+
+// build links pkg into name in the run's build directory (BuildDirEnv)
+// unless a test binary of the run already did, or else into the per-binary
+// directory.
+func build(root, name, pkg string, env []string) (string, error) {
+	dir := os.Getenv(BuildDirEnv)
+	if dir == "" {
+		var err error
+		if dir, err = binaryDir(); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(dir, name)
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %v", lock.Name(), err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	cmd := exec.Command("go", "build", "-o", path+".tmp", pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s %s: %v\n%s", strings.Join(env, " "), pkg, err, out)
+	}
+	return path, os.Rename(path+".tmp", path)
 }
 
 // binaryDir makes the per-binary directory the first time; gateways run
@@ -110,6 +137,7 @@ func BuildStaticOCC(t testing.TB) string {
 // first, one at a time, as Go runs tests that do not call t.Parallel.
 func Main(m *testing.M) {
 	code := m.Run()
+	releaseShared()
 	if perBinary.dir != "" {
 		os.RemoveAll(perBinary.dir)
 	}

@@ -19,7 +19,7 @@ import (
 
 // runtimeWithCodex installs the pinned runtime with its Codex pieces into
 // the runtime cache when missing and returns the cache.
-func RuntimeWithCodex(t *testing.T) string {
+func RuntimeWithCodex(t testing.TB) string {
 	cache := cachetest.Runtime(t)
 	began := time.Now()
 	progress := LineLogger(t)

@@ -464,7 +464,7 @@ func (w *RealWorld) dumpAgent(dir string) {
 }
 
 // lineLogger returns a writer that logs each line to t until t ends.
-func LineLogger(t *testing.T) io.Writer {
+func LineLogger(t testing.TB) io.Writer {
 	r, pw := io.Pipe()
 	done := make(chan struct{})
 	go func() {

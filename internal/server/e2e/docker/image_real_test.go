@@ -1,52 +1,34 @@
 package docker_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openclaw/occ/internal/agentruntime"
 	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/server/servertest"
 )
 
-// TestRealGatewayImageRuns runs `occ runtime image build` (the occ binary,
-// built by the test, so the race detector does not slow the compression)
-// on the real pinned runtime (installed once per machine into
-// OCC_TEST_RUNTIME_CACHE), unpacks the archive it writes with tar into an
-// empty directory and runs, with that directory as the root (chroot, as
-// the image's user when the test runs as root, else in a user namespace),
-// the image's node, its entry point and every native addon the runtime
-// ships for glibc on x64: the empty base plus the libraries copied from
-// this machine are all they need.
+// TestRealGatewayImageRuns unpacks with tar, into an empty directory, the
+// archive `occ runtime image build --output` wrote of the real pinned
+// runtime (the package's shared build, realGatewayEngine), and runs, with
+// that directory as the root (chroot, as the image's user when the test
+// runs as root, else in a user namespace), the image's node, its entry
+// point and every native addon the runtime ships for glibc on x64: the
+// empty base plus the libraries copied from this machine are all they
+// need.
 func TestRealGatewayImageRuns(t *testing.T) {
 	t.Parallel()
-	cache := cachetest.Runtime(t)
-	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: servertest.LineLogger(t)})
+	g := realGatewayEngine(t)
+	rt, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cachetest.Runtime(t), Progress: servertest.LineLogger(t)})
 	if err != nil {
-		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
+		t.Fatalf("the pinned runtime: %v", err)
 	}
-	bin := servertest.BuildOCC(t)
-	archive := filepath.Join(t.TempDir(), "gateway.tar")
-	began := time.Now()
-	var stdout, stderr bytes.Buffer
-	build := exec.Command(bin, "runtime", "image", "build", "--runtime-dir", cache, "--data-dir", t.TempDir(), "--output", archive)
-	build.Stdout, build.Stderr = &stdout, &stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("occ runtime image build: %v\n%s%s", err, stdout.String(), stderr.String())
-	}
-	t.Logf("built in %s:\n%s%s", time.Since(began).Round(time.Second), stdout.String(), stderr.String())
-	var digest string
-	for _, l := range strings.Split(stdout.String(), "\n") {
-		if d, ok := strings.CutPrefix(l, "digest: "); ok {
-			digest = d
-		}
-	}
+	archive, digest := g.archive, g.digest
 
 	tarx := func(args ...string) {
 		t.Helper()

@@ -30,8 +30,7 @@ import (
 // timing; it logs how long the deploy took.
 func TestRealDedicatedCodexDockerLane(t *testing.T) {
 	t.Parallel()
-	cache := servertest.RuntimeWithCodex(t)
-	l := startRealDockerLane(t, cache, "real-dedicated-docker", 10*time.Minute)
+	l := startRealDockerLane(t, "real-dedicated-docker", 10*time.Minute)
 	e, d, ns := l.e, l.d, l.ns
 	prov := servertest.StartResponsesProviderOn(t, net.JoinHostPort(l.bridge, "0"))
 	// The image says it runs dedicated Codex (what the driver declares on).

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openclaw/occ/internal/agentruntime"
-	"github.com/openclaw/occ/internal/cachetest"
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/docker"
 	"github.com/openclaw/occ/internal/compute/docker/dockertest"
@@ -26,9 +24,9 @@ import (
 
 // TestRealOpenClawDockerLane is the real lane of the docker driver: the
 // pinned OpenClaw runtime (OCC_TEST_RUNTIME_CACHE) built into the gateway
-// image by `occ runtime image build --load` (the occ binary) straight into
-// a dockerd of the test's own (dockertest), occ on SQLite with
-// compute.docker pointing at that engine and image, and a fake
+// image by `occ runtime image build --load` straight into the package's
+// dockerd (realGatewayEngine), occ on SQLite with compute.docker pointing
+// at that engine and image, and a fake
 // OpenAI-compatible provider the gateway reaches from its container.
 // Through the HTTP API one Agent deploys to succeeded, its workspace files
 // are written and read live through occ (and are in the workspace volume),
@@ -43,11 +41,7 @@ import (
 // the Configuration can name that address.
 func TestRealOpenClawDockerLane(t *testing.T) {
 	t.Parallel()
-	cache := cachetest.Runtime(t)
-	if _, err := agentruntime.Install(t.Context(), agentruntime.Options{Dir: cache, Progress: servertest.LineLogger(t)}); err != nil {
-		t.Fatalf("install the pinned runtime into %s: %v", cache, err)
-	}
-	l := startRealDockerLane(t, cache, "real-docker", 5*time.Minute)
+	l := startRealDockerLane(t, "real-docker", 5*time.Minute)
 	e, d, ns := l.e, l.d, l.ns
 	prov := servertest.StartFakeProviderOn(t, net.JoinHostPort(l.bridge, "0"))
 	t.Logf("image %s; the provider at %s (the bridge's address)", l.image, prov.URL)
@@ -72,16 +66,63 @@ type realDockerLane struct {
 	bridge string
 }
 
-// startRealDockerLane starts a dockerd, builds and loads the gateway image
-// of the runtime in cache into it, boots occ on SQLite with compute.docker
-// at both, and creates a Namespace whose network it makes at once with the
-// driver's own EnsureNamespace (what occ's first deploy does), to learn
-// the bridge's gateway address: the only address of the host a container
-// on a user-defined bridge reaches. occ's log is shown when t fails.
-func startRealDockerLane(t *testing.T, cache, nsName string, convergence time.Duration) realDockerLane {
+// gatewayEngine is the package's one dockerd of its own (dockertest) with
+// the real gateway image loaded: `occ runtime image build --output
+// --load` (the occ binary: under the race detector the compression would
+// take minutes) on the pinned runtime with its Codex pieces
+// (OCC_TEST_RUNTIME_CACHE). The real lanes share it, each with its own
+// occ and Namespace (so its own network and names), as a company's occ
+// replicas would share an engine; the archive the build wrote is what
+// TestRealGatewayImageRuns unpacks.
+type gatewayEngine struct {
+	d       *dockertest.Daemon
+	image   string // the loaded reference
+	archive string // the docker-load archive --output wrote
+	digest  string // the manifest digest the build printed
+}
+
+// realGatewayEngine prepares the engine once for every test of the
+// binary (servertest.Shared).
+func realGatewayEngine(t *testing.T) gatewayEngine {
 	t.Helper()
-	d := dockertest.Start(t)
-	image := buildAndLoadGateway(t, cache, d)
+	return servertest.Shared(t, "dockerd with the real gateway image", func(tb testing.TB) gatewayEngine {
+		cache := servertest.RuntimeWithCodex(tb)
+		d := dockertest.Start(tb)
+		g := gatewayEngine{d: d, archive: filepath.Join(tb.TempDir(), "gateway.tar")}
+		began := time.Now()
+		var stdout, stderr bytes.Buffer
+		build := exec.Command(servertest.BuildOCC(tb), "runtime", "image", "build", "--runtime-dir", cache, "--data-dir", tb.TempDir(),
+			"--output", g.archive, "--load", d.Host())
+		build.Stdout, build.Stderr = &stdout, &stderr
+		if err := build.Run(); err != nil {
+			tb.Fatalf("occ runtime image build --output --load: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+		tb.Logf("built and loaded in %s:\n%s", time.Since(began).Round(time.Second), stdout.String())
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if ref, ok := strings.CutPrefix(l, "loaded: "); ok {
+				g.image = ref
+			}
+			if digest, ok := strings.CutPrefix(l, "digest: "); ok {
+				g.digest = digest
+			}
+		}
+		if g.image == "" || g.digest == "" {
+			tb.Fatalf("occ runtime image build printed no loaded reference or digest:\n%s", stdout.String())
+		}
+		return g
+	})
+}
+
+// startRealDockerLane boots occ on SQLite with compute.docker at the
+// shared engine and image, and creates a Namespace whose network it makes
+// at once with the driver's own EnsureNamespace (what occ's first deploy
+// does), to learn the bridge's gateway address: the only address of the
+// host a container on a user-defined bridge reaches. occ's log is shown
+// when t fails.
+func startRealDockerLane(t *testing.T, nsName string, convergence time.Duration) realDockerLane {
+	t.Helper()
+	g := realGatewayEngine(t)
+	d, image := g.d, g.image
 	serverLog := &servertest.EventLog{Min: slog.LevelInfo}
 	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
 		m.Config.Compute.Driver = "docker"
@@ -116,28 +157,6 @@ func startRealDockerLane(t *testing.T, cache, nsName string, convergence time.Du
 		t.Fatalf("network %s has no gateway address: %+v", docker.NetworkName(ns), netw)
 	}
 	return realDockerLane{e: e, d: d, image: image, ns: ns, bridge: netw.IPAM.Config[0].Gateway}
-}
-
-// buildAndLoadGateway runs `occ runtime image build --load` (the occ
-// binary: under the race detector the compression would take minutes) on
-// the cached runtime into d and returns the reference it printed.
-func buildAndLoadGateway(t *testing.T, cache string, d *dockertest.Daemon) string {
-	t.Helper()
-	began := time.Now()
-	var stdout, stderr bytes.Buffer
-	build := exec.Command(servertest.BuildOCC(t), "runtime", "image", "build", "--runtime-dir", cache, "--data-dir", t.TempDir(), "--load", d.Host())
-	build.Stdout, build.Stderr = &stdout, &stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("occ runtime image build --load: %v\n%s%s", err, stdout.String(), stderr.String())
-	}
-	t.Logf("built and loaded in %s:\n%s", time.Since(began).Round(time.Second), stdout.String())
-	for _, l := range strings.Split(stdout.String(), "\n") {
-		if ref, ok := strings.CutPrefix(l, "loaded: "); ok {
-			return ref
-		}
-	}
-	t.Fatalf("occ runtime image build --load printed no loaded reference:\n%s", stdout.String())
-	return ""
 }
 
 // realDockerWorld is the lane's occ and its engine.

@@ -30,58 +30,59 @@ import (
 // builds and imports into the node's containerd.
 const realKubeGatewayImage = "kubetest.local/openclaw-gateway:lane"
 
-// TestRealOpenClawKubernetesLane is the node lane of the kubernetes
-// driver: a single-node cluster on this machine (kubetest.WithRealNode:
-// kube-apiserver, etcd, kube-controller-manager, kube-scheduler, kubelet,
-// containerd, runc, a CNI bridge), the pinned OpenClaw runtime
-// (OCC_TEST_RUNTIME_CACHE) built into the gateway image by `occ runtime
-// image build --output` and imported into the node's containerd (nothing
-// is pulled), occ on SQLite with --compute kubernetes at the cluster, and
-// a fake OpenAI-compatible provider on the host's address on the node's
-// bridge (where the Pod reaches the host). Through the HTTP API one Agent
-// deploys to succeeded in a real Pod, its workspace files are written and
-// read live through occ (through the API server's port-forward) and are in
-// its volume, it stops (Pod gone, claim kept), deploys again on the same
-// claim with its workspace as it was, and is deleted (every object occ
-// made for it gone, the Pod terminated). The image carries the runtime's
-// Codex pieces, so the same cluster then runs dedicated Codex for real: a
-// dedicated api_key Agent whose harness sidecar logs the real Codex CLI in
-// and serves the real app-server, to which the real gateway's codex plugin
-// connects in the same Pod, with a fake OpenAI Responses API on the bridge;
-// and one whose key the provider rejects, which fails with
-// RUNTIME_AUTHENTICATION_FAILED. It asserts no timing.
-func TestRealOpenClawKubernetesLane(t *testing.T) {
-	t.Parallel()
-	cache := servertest.RuntimeWithCodex(t)
-	// The image builds while the cluster starts.
-	tarball := filepath.Join(t.TempDir(), "gateway.tar")
-	build := exec.Command(servertest.BuildOCC(t), "runtime", "image", "build", "--runtime-dir", cache, "--data-dir", t.TempDir(),
-		"--output", tarball, "--name", realKubeGatewayImage)
-	var buildOut strings.Builder
-	build.Stdout, build.Stderr = &buildOut, &buildOut
-	buildBegan := time.Now()
-	if err := build.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // the cluster failed to start: the build is not waited for
-		if build.ProcessState == nil {
-			_ = build.Process.Kill()
-			_ = build.Wait()
+// realNodeCluster is the package's one single-node cluster on this machine
+// (kubetest.WithRealNode through WithServiceNetwork: kube-apiserver, etcd,
+// kube-controller-manager, kube-scheduler, kubelet, containerd, runc, a
+// CNI bridge, kube-proxy and CoreDNS) with the gateway image `occ runtime
+// image build --output` makes of the pinned runtime and its Codex pieces
+// (OCC_TEST_RUNTIME_CACHE) imported into the node's containerd (nothing is
+// pulled). The image builds while the cluster starts. The node-lane tests
+// share it, each with its own occ and Namespace (so its own Kubernetes
+// namespace), as one company's occ installations would share a cluster.
+func realNodeCluster(t *testing.T) *kubetest.Cluster {
+	t.Helper()
+	return servertest.Shared(t, "cluster with the real node and the gateway image", func(tb testing.TB) *kubetest.Cluster {
+		cache := servertest.RuntimeWithCodex(tb)
+		tarball := filepath.Join(tb.TempDir(), "gateway.tar")
+		build := exec.Command(servertest.BuildOCC(tb), "runtime", "image", "build", "--runtime-dir", cache, "--data-dir", tb.TempDir(),
+			"--output", tarball, "--name", realKubeGatewayImage)
+		var buildOut strings.Builder
+		build.Stdout, build.Stderr = &buildOut, &buildOut
+		buildBegan := time.Now()
+		if err := build.Start(); err != nil {
+			tb.Fatal(err)
 		}
+		built := make(chan error, 1)
+		go func() { built <- build.Wait() }()
+		tb.Cleanup(func() { // the cluster failed to start: the build is not waited for
+			if build.ProcessState == nil {
+				_ = build.Process.Kill()
+			}
+		})
+		began := time.Now()
+		c := kubetest.Start(tb, kubetest.WithServiceNetwork())
+		tb.Logf("cluster with the real node %s up in %s", c.RealNode(), time.Since(began).Round(time.Second))
+		if err := <-built; err != nil {
+			tb.Fatalf("occ runtime image build --output: %v\n%s", err, buildOut.String())
+		}
+		tb.Logf("gateway image built in %s (beside the cluster's start):\n%s", time.Since(buildBegan).Round(time.Second), buildOut.String())
+		began = time.Now()
+		if err := c.ImportImage(tb.Context(), tarball); err != nil {
+			tb.Fatal(err)
+		}
+		tb.Logf("gateway image imported into the node's containerd in %s", time.Since(began).Round(time.Second))
+		return c
 	})
-	began := time.Now()
-	c := kubetest.Start(t, kubetest.WithServiceNetwork())
-	t.Logf("cluster with the real node %s up in %s", c.RealNode(), time.Since(began).Round(time.Second))
-	if err := build.Wait(); err != nil {
-		t.Fatalf("occ runtime image build --output: %v\n%s", err, buildOut.String())
-	}
-	t.Logf("gateway image built in %s (beside the cluster's start):\n%s", time.Since(buildBegan).Round(time.Second), buildOut.String())
-	began = time.Now()
-	if err := c.ImportImage(t.Context(), tarball); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("gateway image imported into the node's containerd in %s", time.Since(began).Round(time.Second))
+}
 
+// startRealKubeLane boots occ on SQLite with --compute kubernetes at the
+// shared cluster and its gateway image (dedicated Codex on), a fake
+// OpenAI-compatible provider on the host's address on the node's bridge
+// (where a Pod reaches the host), and a Namespace with the provider's key
+// as a Secret. occ's log is shown when t fails.
+func startRealKubeLane(t *testing.T, nsName string) (*realKubeWorld, string) {
+	t.Helper()
+	c := realNodeCluster(t)
 	prov := servertest.StartFakeProviderOn(t, net.JoinHostPort(c.BridgeAddress(), "0"))
 	t.Logf("the provider at %s (the node bridge's host address)", prov.URL)
 	serverLog := &servertest.EventLog{Min: slog.LevelInfo}
@@ -101,7 +102,7 @@ func TestRealOpenClawKubernetesLane(t *testing.T) {
 			t.Logf("occ's log:\n%s", serverLog)
 		}
 	})
-	ns := e.CreateNamespace("real-kube")
+	ns := e.CreateNamespace(nsName)
 	w := &servertest.RealWorld{T: t, E: e, Ns: ns, Prov: prov}
 	canary := "sk-occ-real-kube-canary-" + servertest.RandomHex(8)
 	r := e.Call("POST", w.Path("/secrets"), e.Admin, map[string]any{"name": "provider-key", "value": canary})
@@ -109,20 +110,42 @@ func TestRealOpenClawKubernetesLane(t *testing.T) {
 		t.Fatalf("create secret = %d %v", r.Status, r.Body)
 	}
 	w.Secret = r.Data()["id"].(string)
-	kw := &realKubeWorld{RealWorld: w, c: c, k: &kubeCrashCompute{t: t, cs: kubeClient(t, c)}}
-	t.Run("lifecycle", func(t *testing.T) { kw.withT(t).lifecycle(canary) })
-	t.Run("dedicated-codex", func(t *testing.T) {
-		kw.withT(t).dedicatedCodex(servertest.StartResponsesProviderOn(t, net.JoinHostPort(c.BridgeAddress(), "0")))
-	})
-	t.Run("in-cluster", func(t *testing.T) { kw.withT(t).inCluster() })
+	return &realKubeWorld{RealWorld: w, c: c, k: &kubeCrashCompute{t: t, cs: kubeClient(t, c)}}, canary
 }
 
-// withT is the world for a subtest.
-func (w *realKubeWorld) withT(t *testing.T) *realKubeWorld {
-	c := *w
-	c.RealWorld = w.RealWorld.WithT(t)
-	c.k = &kubeCrashCompute{t: t, cs: w.k.cs}
-	return &c
+// TestRealOpenClawKubernetesLane is the node lane of the kubernetes driver
+// on the shared cluster (realNodeCluster), through the HTTP API of occ on
+// SQLite: one Agent deploys to succeeded in a real Pod, its workspace
+// files are written and read live through occ (through the API server's
+// port-forward) and are in its volume, it stops (Pod gone, claim kept),
+// deploys again on the same claim with its workspace as it was, and is
+// deleted (every object occ made for it gone, the Pod terminated). It
+// asserts no timing.
+func TestRealOpenClawKubernetesLane(t *testing.T) {
+	t.Parallel()
+	w, canary := startRealKubeLane(t, "real-kube")
+	w.lifecycle(canary)
+}
+
+// TestRealDedicatedCodexKubernetesLane: the image carries the runtime's
+// Codex pieces, so the shared cluster runs dedicated Codex for real: a
+// dedicated api_key Agent whose harness sidecar logs the real Codex CLI in
+// and serves the real app-server, to which the real gateway's codex plugin
+// connects in the same Pod, with a fake OpenAI Responses API on the
+// bridge; and one whose key the provider rejects, which fails with
+// RUNTIME_AUTHENTICATION_FAILED.
+func TestRealDedicatedCodexKubernetesLane(t *testing.T) {
+	t.Parallel()
+	w, _ := startRealKubeLane(t, "real-kube-codex")
+	w.dedicatedCodex(servertest.StartResponsesProviderOn(t, net.JoinHostPort(w.c.BridgeAddress(), "0")))
+}
+
+// TestRealOCCInKubernetesLane installs occ itself into the shared cluster
+// by its chart and deploys through it (inCluster).
+func TestRealOCCInKubernetesLane(t *testing.T) {
+	t.Parallel()
+	w, _ := startRealKubeLane(t, "real-kube-installer")
+	w.inCluster()
 }
 
 // dedicatedCodex deploys a dedicated api_key Agent to succeeded (the
