@@ -13,42 +13,25 @@ import (
 	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 )
 
-// perBinary is what a test binary builds once for all its tests: a
-// directory Main removes when the tests are over, and the binaries built
-// into it, each once, by name.
+// perBinary is the directory a test binary keeps what it prepared once
+// for all its tests in; Main removes it when the tests are over.
 var perBinary struct {
-	mu    sync.Mutex
-	dir   string
-	built map[string]*builtBinary
+	mu  sync.Mutex
+	dir string
 }
 
-// builtBinary is one binary built for the whole test binary.
-type builtBinary struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildOnce runs `go build -o <dir>/name pkg` (in the repository's root,
-// with env added to its environment) the first time name is asked for and
-// returns the same path, or the same error, to every later call.
+// buildOnce runs `go build -o name pkg` (in the repository's root, with
+// env added to its environment) the first time a test of the binary asks
+// for name, and gives every test the same path (Shared).
 func buildOnce(t testing.TB, name, pkg string, env ...string) string {
 	t.Helper()
-	perBinary.mu.Lock()
-	if perBinary.built == nil {
-		perBinary.built = map[string]*builtBinary{}
-	}
-	b := perBinary.built[name]
-	if b == nil {
-		b = &builtBinary{}
-		perBinary.built[name] = b
-	}
-	perBinary.mu.Unlock()
-	b.once.Do(func() { b.path, b.err = build(RepoRoot(t), name, pkg, env) })
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
+	return Shared(t, "binary "+name, func(tb testing.TB) string {
+		path, err := build(RepoRoot(tb), name, pkg, env)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return path
+	})
 }
 
 // BuildDirEnv names a directory scripts/test makes for one run and
