@@ -38,6 +38,9 @@ type RealWorld struct {
 	Drv    *TimedDriver
 	Prov   *fakeProvider
 	Events *EventLog
+	// Dump, when set, logs what the lane knows of an Agent's runtime (its
+	// container or Pod, the gateway's log) before a check of it fails.
+	Dump func(agent string)
 }
 
 func (w *RealWorld) WithT(t *testing.T) *RealWorld {
@@ -779,6 +782,9 @@ func (w *RealWorld) Diagnose(agent, rev, want string) {
 		}
 		gatewayChecks++
 		if c["status"] != want {
+			if w.Dump != nil {
+				w.Dump(agent)
+			}
 			t.Fatalf("diagnostics of %s: %v, want every gateway check %s; all: %v", rev, c, want, checks)
 		}
 	}

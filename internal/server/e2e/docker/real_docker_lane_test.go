@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
@@ -199,9 +200,17 @@ func (w *realDockerWorld) volumeExists(name string) bool {
 	return status == 200
 }
 
-// dump logs what the gateway said: the container's log and the gateway's
-// log file in the state volume.
+// dump logs what the engine and the gateway say: the container's state
+// (restarts, exit code, OOM kill), its log and the gateway's log file in
+// the state volume.
 func (w *realDockerWorld) dump(ref compute.AgentRef) {
+	var c struct {
+		RestartCount int
+		State        map[string]any
+	}
+	if status, b, err := w.d.Do(http.MethodGet, "/containers/"+docker.GatewayName(ref)+"/json", nil); err == nil && status == 200 && json.Unmarshal(b, &c) == nil {
+		w.T.Logf("container %s: %d restarts, state %v", docker.GatewayName(ref), c.RestartCount, c.State)
+	}
 	_, b, _ := w.d.Do(http.MethodGet, "/containers/"+docker.GatewayName(ref)+"/logs?stdout=1&stderr=1&tail=200", nil)
 	w.T.Logf("container log of %s:\n%s", docker.GatewayName(ref), b)
 	log, _ := os.ReadFile(filepath.Join(w.d.VolumeDir(docker.StateVolumeName(ref)), "logs", "gateway.log"))
@@ -229,6 +238,7 @@ func (w *realDockerWorld) lifecycle(canary string) {
 	const initial = "Answer support questions.\n"
 	agent, cfg := w.NewAgent("bot", "sk-good", nil)
 	ref := compute.AgentRef{NamespaceID: w.Ns, AgentID: agent}
+	w.Dump = func(string) { w.dump(ref) }
 	stateVol, wsVol := docker.StateVolumeName(ref), docker.WorkspaceVolumeName(ref)
 	wsDir, stateDir := w.d.VolumeDir(wsVol), filepath.Join(w.d.VolumeDir(stateVol), "state")
 

@@ -110,7 +110,9 @@ func startRealKubeLane(t *testing.T, nsName string) (*realKubeWorld, string) {
 		t.Fatalf("create secret = %d %v", r.Status, r.Body)
 	}
 	w.Secret = r.Data()["id"].(string)
-	return &realKubeWorld{RealWorld: w, c: c, k: &kubeCrashCompute{t: t, cs: kubeClient(t, c)}}, canary
+	kw := &realKubeWorld{RealWorld: w, c: c, k: &kubeCrashCompute{t: t, cs: kubeClient(t, c)}}
+	w.Dump = kw.dump
+	return kw, canary
 }
 
 // TestRealOpenClawKubernetesLane is the node lane of the kubernetes driver
