@@ -2,13 +2,10 @@ package kubernetes_test
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/openclaw/occ/internal/compute/kubernetes/kubetest"
-	"github.com/openclaw/occ/internal/gateway/gatewaytest"
 	"github.com/openclaw/occ/internal/server/servertest"
-	"github.com/openclaw/occ/internal/store/storetest"
 )
 
 // TestKubernetesDriverStart: --compute kubernetes starts only against an API
@@ -31,17 +28,6 @@ func TestKubernetesDriverStart(t *testing.T) {
 		{"admin", kube(c.KubeconfigPath()), ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := servertest.StartMain(gatewaytest.ReachableDir(t), storetest.URL(t, "sqlite"), "all", nil, tt.env...)
-			if m != nil {
-				t.Cleanup(func() { m.Close() })
-			}
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("start: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Fatalf("start: %v, want a refusal containing %q", err, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { servertest.WantStart(t, tt.want, tt.env...) })
 	}
 }
