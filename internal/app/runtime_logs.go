@@ -137,7 +137,7 @@ func (a *App) requireReadLogs(ctx context.Context, c occ.Caller, ref occ.Resourc
 // fails closed.
 func (a *App) boundSecrets(ctx context.Context, nsID string, rev occ.Revision) ([]string, error) {
 	s := rev.Snapshot
-	if s == nil {
+	if !rev.Complete() {
 		// Unreadable: which Secrets it binds is unknown.
 		return nil, occ.Wrap(errLogsUnredactable.Code, errLogsUnredactable.Message, fmt.Errorf("revision %s: %v", rev.ID, rev.ReadError))
 	}

@@ -53,6 +53,9 @@ func snapshotLines(rev occ.Revision) []string {
 		return []string{"(the saved snapshot cannot be read)"}
 	}
 	b, _ := json.MarshalIndent(rev.Snapshot, "", "  ")
+	if rev.ReadError != nil {
+		return append([]string{"(the saved " + rev.ReadError.Field + " cannot be read; the rest is shown)"}, splitLines(string(b))...)
+	}
 	return splitLines(string(b))
 }
 

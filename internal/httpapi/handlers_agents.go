@@ -108,18 +108,40 @@ func toRevision(v occ.Revision) gen.AgentRevision {
 		CreatedAt: occ.FormatTime(v.CreatedAt), CreatedBy: v.CreatedBy}
 	if v.ReadError != nil {
 		out.ConfigurationReadError = &gen.ReadError{Code: gen.ReadErrorCode(v.ReadError.Code), Field: v.ReadError.Field}
-		return out
 	}
 	s := v.Snapshot
-	out.Configuration = &struct {
-		Document   gen.ConfigurationDocument `json:"document"`
-		Generation int64                     `json:"generation"`
-		Id         string                    `json:"id"`
-		Kind       string                    `json:"kind"`
-	}{Document: s.Configuration.Document, Generation: s.Configuration.Generation, Id: s.Configuration.ID, Kind: s.Configuration.Kind}
-	mode := gen.ExecutionMode(s.ExecutionMode)
-	out.ExecutionMode, out.BackendId, out.HarnessAuth, out.Plugins = &mode, nullStr(s.BackendID), toHarness(s.HarnessAuth), toPlugins(s.Plugins)
-	out.ComputeDriver, out.ServicePrincipalId = &s.ComputeDriver, &s.ServicePrincipalID
+	if s == nil {
+		return out
+	}
+	// Every readable sibling of an unreadable field is shown; the
+	// unreadable ones are left out.
+	if !v.Unreadable["configuration"] {
+		out.Configuration = &struct {
+			Document   gen.ConfigurationDocument `json:"document"`
+			Generation int64                     `json:"generation"`
+			Id         string                    `json:"id"`
+			Kind       string                    `json:"kind"`
+		}{Document: s.Configuration.Document, Generation: s.Configuration.Generation, Id: s.Configuration.ID, Kind: s.Configuration.Kind}
+	}
+	if !v.Unreadable["executionMode"] {
+		mode := gen.ExecutionMode(s.ExecutionMode)
+		out.ExecutionMode = &mode
+	}
+	if !v.Unreadable["backendId"] {
+		out.BackendId = nullStr(s.BackendID)
+	}
+	if !v.Unreadable["harnessAuth"] {
+		out.HarnessAuth = toHarness(s.HarnessAuth)
+	}
+	if !v.Unreadable["plugins"] {
+		out.Plugins = toPlugins(s.Plugins)
+	}
+	if !v.Unreadable["computeDriver"] {
+		out.ComputeDriver = &s.ComputeDriver
+	}
+	if !v.Unreadable["servicePrincipalId"] {
+		out.ServicePrincipalId = &s.ServicePrincipalID
+	}
 	return out
 }
 

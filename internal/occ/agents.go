@@ -78,11 +78,18 @@ type Revision struct {
 	AgentID     string
 	NamespaceID string
 	Number      int64
-	Snapshot    *RevisionSnapshot // nil when unreadable
-	ReadError   *ReadError
-	CreatedBy   string
-	CreatedAt   time.Time
+	// Snapshot holds the readable saved settings; nil when the snapshot
+	// is unreadable as a whole. Complete says whether it holds all of
+	// them: only a complete snapshot is ever deployed.
+	Snapshot   *RevisionSnapshot
+	Unreadable map[string]bool // the fields of Snapshot that could not be read
+	ReadError  *ReadError      // the first of them
+	CreatedBy  string
+	CreatedAt  time.Time
 }
+
+// Complete reports whether every saved setting of the revision was read.
+func (r Revision) Complete() bool { return r.Snapshot != nil && r.ReadError == nil }
 
 // Ref is the revision as a resource.
 func (r Revision) Ref() ResourceRef {

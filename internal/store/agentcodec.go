@@ -76,16 +76,66 @@ func EncodeRevision(r occ.Revision) (RevisionRow, error) {
 		Snapshot: string(snap), CreatedBy: r.CreatedBy, CreatedAt: occ.Millis(r.CreatedAt)}, nil
 }
 
-// DecodeRevision reads a stored revision; an unreadable snapshot is
-// omitted and named, the readable metadata kept.
+// DecodeRevision reads a stored revision field by field: a field that
+// cannot be decoded is left out (never defaulted), marked in Unreadable
+// and, the first of them, named in ReadError; every readable sibling is
+// kept. A snapshot of another encoding version, or not an object at all,
+// is unreadable as a whole ("configuration"), the metadata kept.
 func DecodeRevision(row RevisionRow) occ.Revision {
 	r := occ.Revision{ID: row.ID, AgentID: row.AgentID, NamespaceID: row.NamespaceID, Number: row.Number, CreatedBy: row.CreatedBy,
 		CreatedAt: occ.FromMillis(row.CreatedAt)}
-	var s occ.RevisionSnapshot
-	if row.SchemaVersion != revisionSchema || json.Unmarshal([]byte(row.Snapshot), &s) != nil || s.Configuration.Document == nil {
+	var fields map[string]json.RawMessage
+	if row.SchemaVersion != revisionSchema || json.Unmarshal([]byte(row.Snapshot), &fields) != nil || fields == nil {
 		r.ReadError = &occ.ReadError{Code: occ.CodeSavedConfigurationUnreadable, Field: "configuration"}
 		return r
 	}
-	r.Snapshot = &s
+	s := &occ.RevisionSnapshot{}
+	r.Snapshot, r.Unreadable = s, map[string]bool{}
+	bad := func(field string) {
+		r.Unreadable[field] = true
+		if r.ReadError == nil {
+			r.ReadError = &occ.ReadError{Code: occ.CodeSavedConfigurationUnreadable, Field: field}
+		}
+	}
+	// decode reads one field; optional ones may be absent or null.
+	decode := func(field string, into any, optional bool, valid func() bool) {
+		raw, ok := fields[field]
+		if !ok || string(raw) == "null" {
+			if !optional {
+				bad(field)
+			}
+			return
+		}
+		if json.Unmarshal(raw, into) != nil || !valid() {
+			bad(field)
+		}
+	}
+	always := func() bool { return true }
+	decode("configuration", &s.Configuration, false, func() bool { return s.Configuration.Document != nil })
+	decode("executionMode", &s.ExecutionMode, false, func() bool {
+		return s.ExecutionMode == occ.ExecutionEmbedded || s.ExecutionMode == occ.ExecutionDedicated
+	})
+	decode("backendId", &s.BackendID, true, always)
+	decode("harnessAuth", &s.HarnessAuth, true, func() bool { return s.HarnessAuth.Method != "" })
+	decode("plugins", &s.Plugins, true, always)
+	decode("computeDriver", &s.ComputeDriver, true, always)
+	decode("servicePrincipalId", &s.ServicePrincipalID, true, always)
+	decode("secretBindings", &s.SecretBindings, true, always)
+	// What did not decode is left out, never half-read.
+	if r.Unreadable["configuration"] {
+		s.Configuration = occ.ConfigurationSnapshot{}
+	}
+	if r.Unreadable["executionMode"] {
+		s.ExecutionMode = ""
+	}
+	if r.Unreadable["harnessAuth"] {
+		s.HarnessAuth = nil
+	}
+	if r.Unreadable["plugins"] {
+		s.Plugins = nil
+	}
+	if r.Unreadable["secretBindings"] {
+		s.SecretBindings = nil
+	}
 	return r
 }

@@ -185,7 +185,7 @@ func (w *agentWorker) resume(ctx context.Context, job *river.Job[jobs.AgentArgs]
 		return err
 	}
 	rev := store.DecodeRevision(rrow)
-	if rev.Snapshot == nil {
+	if !rev.Complete() {
 		return river.JobCancel(errors.New("active revision unreadable"))
 	}
 	revRef := compute.RevisionRef{AgentRef: ref, RevisionID: rev.ID}

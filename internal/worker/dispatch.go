@@ -37,7 +37,7 @@ func (w *revisionWorker) load(ctx context.Context, p *pass) (string, error) {
 		return "", err
 	}
 	p.ag, p.rev = store.DecodeAgent(arow), store.DecodeRevision(rrow)
-	if p.rev.Snapshot == nil || p.rev.Snapshot.ServicePrincipalID != p.ag.ServicePrincipalID {
+	if !p.rev.Complete() || p.rev.Snapshot.ServicePrincipalID != p.ag.ServicePrincipalID {
 		return occ.DeployInvalidAdmittedRevision, nil
 	}
 	return "", nil

@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/openclaw/occ/internal/app"
@@ -233,6 +234,38 @@ func TestDispatchRefusesAConfigurationKeyOccOwns(t *testing.T) {
 	if st := e.settled(g, e.deploy(e.admin, g)); st.Status != occ.DeploymentSucceeded {
 		t.Fatalf("clean deployment = %+v; want succeeded", st)
 	}
+}
+
+// TestDispatchRefusesAnIncompleteRevision: a revision one of whose saved
+// settings became unreadable after admission (its plugin selections
+// rewritten here) keeps its readable siblings for reading, but is never
+// deployed with the rest: it fails with INVALID_ADMITTED_REVISION before
+// anything reaches the driver.
+func TestDispatchRefusesAnIncompleteRevision(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, computetest.FakeCapabilities())
+	g := e.agent(agentSpec{harness: apiKey("sk")})
+	e.stop()
+	rev := e.deploy(e.admin, g)
+	row, err := e.st.GetRevision(e.ctx, e.ns, g.ID, rev.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(row.Snapshot), &fields); err != nil {
+		t.Fatal(err)
+	}
+	fields["plugins"] = "not an object"
+	b, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.DB().ExecContext(e.ctx, `UPDATE agent_revisions SET snapshot = $1 WHERE id = $2`, string(b), rev.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	failedWith(t, e.settled(g, rev), occ.DeployInvalidAdmittedRevision)
+	nothingRan(t, e, g)
 }
 
 // TestSecretBindingsOnADriverWithoutSecretEnvironment: a driver that

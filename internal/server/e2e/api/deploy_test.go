@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -92,6 +93,42 @@ func TestDeployStopRedeploy(t *testing.T) {
 				t.Fatalf("active = %v", f.Active)
 			}
 		})
+
+		// One unreadable saved field of a revision (its plugin selections):
+		// the detail and the list keep every readable sibling and name the
+		// field.
+		var snap string
+		if err := e.M.Store().DB().QueryRow(`SELECT snapshot FROM agent_revisions WHERE id = $1`, rev1).Scan(&snap); err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]any
+		if err := json.Unmarshal([]byte(snap), &fields); err != nil {
+			t.Fatal(err)
+		}
+		fields["plugins"] = "not an object"
+		if _, err := e.M.Store().DB().Exec(`UPDATE agent_revisions SET snapshot = $1 WHERE id = $2`, servertest.ToJSON(fields), rev1); err != nil {
+			t.Fatal(err)
+		}
+		readable := func(what string, got map[string]any) {
+			t.Helper()
+			re, _ := got["configurationReadError"].(map[string]any)
+			if re["code"] != "SAVED_CONFIGURATION_UNREADABLE" || re["field"] != "plugins" || got["plugins"] != nil {
+				t.Fatalf("%s of a revision with unreadable plugins: %v", what, got)
+			}
+			for _, k := range []string{"configuration", "executionMode", "harnessAuth", "backendId", "computeDriver", "servicePrincipalId", "number"} {
+				if servertest.ToJSON(got[k]) != servertest.ToJSON(rv[k]) {
+					t.Fatalf("%s of a revision with unreadable plugins: %s = %v, want %v as before", what, k, got[k], rv[k])
+				}
+			}
+		}
+		readable("GET", e.Call("GET", d.Path("/agents/"+d.Agent+"/revisions/"+rev1), e.Admin, nil).Data())
+		var listed map[string]any
+		for _, item := range e.Call("GET", d.Path("/agents/"+d.Agent+"/revisions"), e.Admin, nil).List() {
+			if item.(map[string]any)["id"] == rev1 {
+				listed = item.(map[string]any)
+			}
+		}
+		readable("the list", listed)
 	})
 }
 
