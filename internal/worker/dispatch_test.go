@@ -8,7 +8,6 @@ import (
 	"github.com/openclaw/occ/internal/compute"
 	"github.com/openclaw/occ/internal/compute/computetest"
 	"github.com/openclaw/occ/internal/occ"
-	"github.com/openclaw/occ/internal/store"
 )
 
 // Dispatch rechecks, before any effect, everything admission checked:
@@ -202,13 +201,12 @@ func TestAdmissionRefusesWhatTheDriverCannotRun(t *testing.T) {
 	}
 }
 
-// TestDispatchRefusesAConfigurationKeyOccOwns: a revision admitted before
-// a rule refused one of its Configuration's keys (its snapshot rewritten
-// here, as an older occ would have stored it) fails with
-// INVALID_CONFIGURATION before anything reaches the driver.
-func TestDispatchRefusesAConfigurationKeyOccOwns(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, computetest.FakeCapabilities())
+// admittedThenRewritten admits a deploy of a new Agent while the worker
+// is stopped, rewrites the revision's stored snapshot (its fields as
+// JSON values) as an older occ or a damaged row would have left it, and
+// starts the worker again.
+func admittedThenRewritten(t *testing.T, e *env, rewrite func(fields map[string]any)) (occ.Agent, occ.Revision) {
+	t.Helper()
 	g := e.agent(agentSpec{harness: apiKey("sk")})
 	e.stop()
 	rev := e.deploy(e.admin, g)
@@ -216,16 +214,33 @@ func TestDispatchRefusesAConfigurationKeyOccOwns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := store.DecodeRevision(row)
-	old.Snapshot.Configuration.Document["env"] = map[string]any{"vars": map[string]any{"LD_PRELOAD": "/tmp/evil.so"}}
-	out, err := store.EncodeRevision(old)
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(row.Snapshot), &fields); err != nil {
+		t.Fatal(err)
+	}
+	rewrite(fields)
+	b, err := json.Marshal(fields)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.st.DB().ExecContext(e.ctx, `UPDATE agent_revisions SET snapshot = $1 WHERE id = $2`, out.Snapshot, rev.ID); err != nil {
+	if _, err := e.st.DB().ExecContext(e.ctx, `UPDATE agent_revisions SET snapshot = $1 WHERE id = $2`, string(b), rev.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.restart()
+	return g, rev
+}
+
+// TestDispatchRefusesAConfigurationKeyOccOwns: a revision admitted before
+// a rule refused one of its Configuration's keys (its snapshot rewritten
+// here, as an older occ would have stored it) fails with
+// INVALID_CONFIGURATION before anything reaches the driver.
+func TestDispatchRefusesAConfigurationKeyOccOwns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, computetest.FakeCapabilities())
+	g, rev := admittedThenRewritten(t, e, func(fields map[string]any) {
+		doc := fields["configuration"].(map[string]any)["document"].(map[string]any)
+		doc["env"] = map[string]any{"vars": map[string]any{"LD_PRELOAD": "/tmp/evil.so"}}
+	})
 	failedWith(t, e.settled(g, rev), occ.DeployInvalidConfiguration)
 	nothingRan(t, e, g)
 
@@ -244,26 +259,7 @@ func TestDispatchRefusesAConfigurationKeyOccOwns(t *testing.T) {
 func TestDispatchRefusesAnIncompleteRevision(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, computetest.FakeCapabilities())
-	g := e.agent(agentSpec{harness: apiKey("sk")})
-	e.stop()
-	rev := e.deploy(e.admin, g)
-	row, err := e.st.GetRevision(e.ctx, e.ns, g.ID, rev.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fields map[string]any
-	if err := json.Unmarshal([]byte(row.Snapshot), &fields); err != nil {
-		t.Fatal(err)
-	}
-	fields["plugins"] = "not an object"
-	b, err := json.Marshal(fields)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.st.DB().ExecContext(e.ctx, `UPDATE agent_revisions SET snapshot = $1 WHERE id = $2`, string(b), rev.ID); err != nil {
-		t.Fatal(err)
-	}
-	e.restart()
+	g, rev := admittedThenRewritten(t, e, func(fields map[string]any) { fields["plugins"] = "not an object" })
 	failedWith(t, e.settled(g, rev), occ.DeployInvalidAdmittedRevision)
 	nothingRan(t, e, g)
 }
