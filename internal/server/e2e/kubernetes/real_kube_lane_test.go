@@ -39,6 +39,9 @@ const realKubeGatewayImage = "kubetest.local/openclaw-gateway:lane"
 // pulled). The image builds while the cluster starts. The node-lane tests
 // share it, each with its own occ and Namespace (so its own Kubernetes
 // namespace), as one company's occ installations would share a cluster.
+// They run one after the other, before the package's parallel tests: the
+// three at once on the one node of a loaded 2-core machine made a
+// dedicated gateway miss its 6-min convergence deadline (2026-12-07).
 func realNodeCluster(t *testing.T) *kubetest.Cluster {
 	t.Helper()
 	return servertest.Shared(t, "cluster with the real node and the gateway image", func(tb testing.TB) *kubetest.Cluster {
@@ -124,7 +127,7 @@ func startRealKubeLane(t *testing.T, nsName string) (*realKubeWorld, string) {
 // deleted (every object occ made for it gone, the Pod terminated). It
 // asserts no timing.
 func TestRealOpenClawKubernetesLane(t *testing.T) {
-	t.Parallel()
+	// Not parallel (realNodeCluster).
 	w, canary := startRealKubeLane(t, "real-kube")
 	w.lifecycle(canary)
 }
@@ -137,7 +140,7 @@ func TestRealOpenClawKubernetesLane(t *testing.T) {
 // bridge; and one whose key the provider rejects, which fails with
 // RUNTIME_AUTHENTICATION_FAILED.
 func TestRealDedicatedCodexKubernetesLane(t *testing.T) {
-	t.Parallel()
+	// Not parallel (realNodeCluster).
 	w, _ := startRealKubeLane(t, "real-kube-codex")
 	w.dedicatedCodex(servertest.StartResponsesProviderOn(t, net.JoinHostPort(w.c.BridgeAddress(), "0")))
 }
@@ -145,7 +148,7 @@ func TestRealDedicatedCodexKubernetesLane(t *testing.T) {
 // TestRealOCCInKubernetesLane installs occ itself into the shared cluster
 // by its chart and deploys through it (inCluster).
 func TestRealOCCInKubernetesLane(t *testing.T) {
-	t.Parallel()
+	// Not parallel (realNodeCluster).
 	w, _ := startRealKubeLane(t, "real-kube-installer")
 	w.inCluster()
 }
