@@ -53,6 +53,13 @@ func (d *DeployWorld) Deploy(t *testing.T, agent string) string {
 
 // waitDeployment polls until the deployment is terminal and returns it.
 func (d *DeployWorld) WaitDeployment(t *testing.T, agent, rev string) map[string]any {
+	return d.WatchDeployment(t, agent, rev, func(map[string]any) {})
+}
+
+// WatchDeployment polls a deployment as a client would, every 20 ms,
+// giving each pending status it reads to seen, and returns the terminal
+// one.
+func (d *DeployWorld) WatchDeployment(t *testing.T, agent, rev string, seen func(status map[string]any)) map[string]any {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		r := d.E.Call("GET", d.Path("/agents/"+agent+"/deployments/"+rev), d.E.Admin, nil)
@@ -62,6 +69,7 @@ func (d *DeployWorld) WaitDeployment(t *testing.T, agent, rev string) map[string
 		if s := r.Data()["status"]; s == "succeeded" || s == "failed" {
 			return r.Data()
 		}
+		seen(r.Data())
 		if time.Now().After(deadline) {
 			t.Fatalf("deployment %s still %v", rev, r.Data())
 		}

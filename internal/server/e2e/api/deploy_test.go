@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -177,10 +178,34 @@ func TestDeploymentOutcomes(t *testing.T) {
 			}
 		}
 
-		// Never ready: the convergence deadline, with the held runtime evidence.
+		// Never ready: a client polling sees the work claimed (running, no
+		// next attempt) and queued again between passes (the earliest time it
+		// can be claimed, and the latest attempt's allowlisted code and fixed
+		// message), then the convergence deadline with the held runtime
+		// evidence.
 		never, _ := d.NewAgent(t, "never", true)
 		d.Fake.Set(func(f *servertest.FakeCompute) { f.NotReady[never] = -1 })
-		st := d.WaitDeployment(t, never, d.Deploy(t, never))
+		var claimed, requeued map[string]any
+		st := d.WatchDeployment(t, never, d.Deploy(t, never), func(st map[string]any) {
+			p, _ := st["progress"].(map[string]any)
+			switch {
+			case st["status"] == "running" && p != nil && p["nextAttemptAt"] == nil && claimed == nil:
+				claimed = st
+			case st["status"] == "queued" && p != nil && p["lastAttempt"] != nil && requeued == nil:
+				requeued = st
+			}
+		})
+		if claimed == nil || requeued == nil {
+			t.Fatalf("pending states seen: claimed %v, queued again %v", claimed, requeued)
+		}
+		p := requeued["progress"].(map[string]any)
+		la := p["lastAttempt"].(map[string]any)
+		next, err := time.Parse(time.RFC3339Nano, fmt.Sprint(p["nextAttemptAt"]))
+		at, err2 := time.Parse(time.RFC3339Nano, fmt.Sprint(la["at"]))
+		if err != nil || err2 != nil || next.Before(at) || la["code"] != "AGENT_GATEWAY_STARTING" ||
+			la["message"] != "The Agent's gateway is starting." {
+			t.Fatalf("queued between passes: progress %v", servertest.ToJSON(p))
+		}
 		er := st["error"].(map[string]any)
 		data, _ := er["data"].(map[string]any)
 		if er["code"] != "CONVERGENCE_DEADLINE_EXCEEDED" || data["timeoutMs"] != float64(6000) || data["runtimeFailure"] == nil {
