@@ -509,6 +509,11 @@ type Worker struct {
 	// available again (PostgreSQL; a SQLite process rescues at start).
 	// Default 0 = jobTimeout + 1m; otherwise more than jobTimeout, at most 2h.
 	RescueAfter Duration `yaml:"rescueAfter"`
+	// StraySweepInterval is how often the worker looks for the workload of
+	// an Agent desired stopped that appeared after its stop (an engine that
+	// finished a create whose caller had given up) and removes it, on a
+	// compute driver that lists its workloads (docker). Default 1m; 1s..1h.
+	StraySweepInterval Duration `yaml:"straySweepInterval"`
 }
 
 // Auth tunes sessions and sign-in.
@@ -755,6 +760,7 @@ func defaults() *Config {
 			PollInterval:       Duration(100 * time.Millisecond),
 			Concurrency:        0, // by the compute driver: Config.WorkerConcurrency
 			JobTimeout:         Duration(2 * time.Minute),
+			StraySweepInterval: Duration(time.Minute),
 		},
 		Auth: Auth{
 			SessionLifetime:          Duration(7 * 24 * time.Hour),

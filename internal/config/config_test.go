@@ -94,6 +94,7 @@ func TestDefaults(t *testing.T) {
 			PollInterval:       Duration(100 * time.Millisecond),
 			Concurrency:        0,
 			JobTimeout:         Duration(2 * time.Minute),
+			StraySweepInterval: Duration(time.Minute),
 		},
 		Auth: Auth{
 			SessionLifetime:          Duration(168 * time.Hour),
@@ -468,6 +469,7 @@ func TestEnvNames(t *testing.T) {
 		"compute.harnessCommand":                                        "OCC_COMPUTE_HARNESS_COMMAND",
 		"worker.jobTimeout":                                             "OCC_WORKER_JOB_TIMEOUT",
 		"worker.rescueAfter":                                            "OCC_WORKER_RESCUE_AFTER",
+		"worker.straySweepInterval":                                     "OCC_WORKER_STRAY_SWEEP_INTERVAL",
 		"logging.level":                                                 "OCC_LOGGING_LEVEL",
 		"role":                                                          "OCC_ROLE",
 		"credentialGateway.url":                                         "OCC_CREDENTIAL_GATEWAY_URL",
@@ -575,8 +577,8 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Keys() holds %q", k)
 		}
 	}
-	if len(keys) != 100 {
-		t.Errorf("len(Keys()) = %d, want 100: %v", len(keys), keys)
+	if len(keys) != 101 {
+		t.Errorf("len(Keys()) = %d, want 101: %v", len(keys), keys)
 	}
 }
 

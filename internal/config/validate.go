@@ -172,6 +172,7 @@ func (c *Config) Validate() error {
 	if r := c.Worker.RescueAfter; r != 0 && (r.D() <= c.Worker.JobTimeout.D() || r.D() > 2*time.Hour) {
 		v.add("worker.rescueAfter", "must be more than worker.jobTimeout (%s) and at most 2h, or 0 for the default", c.Worker.JobTimeout)
 	}
+	v.durationRange("worker.straySweepInterval", c.Worker.StraySweepInterval, time.Second, time.Hour)
 
 	v.durationRange("auth.sessionLifetime", c.Auth.SessionLifetime, 5*time.Minute, 720*time.Hour)
 	v.intRange("auth.signInFailuresPerAccount", int64(c.Auth.SignInFailuresPerAccount), 1, 1000)

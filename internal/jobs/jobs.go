@@ -104,3 +104,10 @@ type AuditRetentionArgs struct{}
 
 // Kind names the job for River.
 func (AuditRetentionArgs) Kind() string { return "audit_retention" }
+
+// StraySweepArgs asks the worker to remove the workloads of Agents desired
+// stopped (a periodic job the leader inserts).
+type StraySweepArgs struct{}
+
+// Kind names the job for River.
+func (StraySweepArgs) Kind() string { return "stray_sweep" }

@@ -155,6 +155,10 @@ const (
 	ReasonRevisionActivated     = "REVISION_ACTIVATED"
 	ReasonAgentStopped          = "AGENT_STOPPED"
 	ReasonAgentDeleted          = "AGENT_DELETED"
+	// ReasonStrayWorkload: an Agent desired stopped, with no active
+	// revision, had a workload all the same (one an engine created after
+	// the stop), and the worker removed it.
+	ReasonStrayWorkload = "STRAY_WORKLOAD_REMOVED"
 )
 
 var deploymentMessages = map[string]string{

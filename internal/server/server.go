@@ -136,7 +136,7 @@ func (m *Main) Start(ctx context.Context) (err error) {
 	}
 	wopts := worker.Options{MaxAttempts: cfg.Worker.MaxAttempts, PollInterval: cfg.Worker.PollInterval.D(),
 		ConvergenceTimeout: cfg.Worker.ConvergenceTimeout.D(), Concurrency: cfg.WorkerConcurrency(), Logger: m.Logger,
-		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), Secrets: appSecrets{m},
+		JobTimeout: cfg.Worker.JobTimeout.D(), RescueAfter: cfg.Worker.RescueAfter.D(), StraySweepEvery: cfg.Worker.StraySweepInterval.D(), Secrets: appSecrets{m},
 		NativeAdminOrigin: func(nsID, agentID string) string { return m.app.NativeAdminGatewayOrigin(nsID, agentID) },
 		Backends:          backendTypes(cfg), BackendWorkspaces: backendWorkspaces(cfg), PluginCatalog: pluginCatalogOf(cfg), WorkspaceDefaultsID: gateway.PinnedDefaultsID}
 	if cfg.CredentialGateway.URL != "" {

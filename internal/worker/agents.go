@@ -17,6 +17,9 @@ import (
 const (
 	ActAgentStop   = "agents.lifecycle.stop"
 	ActAgentDelete = "agents.lifecycle.delete"
+	// ActAgentCollect removes the stray workload of an Agent desired
+	// stopped (strays.go).
+	ActAgentCollect = "agents.lifecycle.collect"
 )
 
 type agentWorker struct {

@@ -31,6 +31,11 @@ type Options struct {
 	Concurrency        int
 	JobTimeout         time.Duration // one pass, and a dead worker's claim lifetime; default config's worker.jobTimeout
 	RescueAfter        time.Duration // a running job older than this is rescued; default JobTimeout + 1 min
+	// StraySweepEvery is how often a driver that lists its workloads
+	// (compute.WorkloadLister) is swept for those of Agents desired
+	// stopped; default config's worker.straySweepInterval, at least 1 s
+	// (River's shortest unique period).
+	StraySweepEvery time.Duration
 	// Secrets reads a bound Secret's value for a revision about to start;
 	// nil: no Secret can be delivered (SECRET_BINDING_UNAVAILABLE).
 	Secrets SecretResolver
@@ -102,6 +107,10 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = def.PollInterval.D()
 	}
+	if opts.StraySweepEvery <= 0 {
+		opts.StraySweepEvery = def.StraySweepInterval.D()
+	}
+	opts.StraySweepEvery = max(opts.StraySweepEvery, time.Second)
 	riverLog := opts.Logger.With("component", "river")
 	cfg := &river.Config{
 		MaxAttempts: opts.MaxAttempts,
@@ -126,8 +135,15 @@ func NewClient(st *store.Store, driver compute.Driver, opts Options) (*river.Cli
 			// under an earlier setting finishes (doing nothing).
 			river.AddWorker(workers, &auditRetentionWorker{r: r})
 			if r.Keep > 0 {
-				cfg.PeriodicJobs = []*river.PeriodicJob{auditRetentionJob()}
+				cfg.PeriodicJobs = append(cfg.PeriodicJobs, auditRetentionJob())
 			}
+		}
+		// Registered whatever the driver, so a sweep queued under another
+		// one finishes (doing nothing).
+		l, _ := driver.(compute.WorkloadLister)
+		river.AddWorker(workers, &straySweepWorker{deps: d, lister: l})
+		if l != nil {
+			cfg.PeriodicJobs = append(cfg.PeriodicJobs, straySweepJob(opts.StraySweepEvery))
 		}
 		cfg.Workers = workers
 		cfg.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: max(1, opts.Concurrency)}}

@@ -248,12 +248,29 @@ func TestDockerContainerObjects(t *testing.T) {
 	if ws2 := obs.Workloads(t, rev.AgentRef); len(ws2) != 1 || ws2[0] == ws[0] {
 		t.Errorf("containers after a new revision %v (before %v), want one new", ws2, ws)
 	}
+	if !listed(t, d, rev.AgentRef) {
+		t.Errorf("AgentsWithWorkloads does not list the Agent whose gateway runs")
+	}
 	if err := d.DeleteAgent(ctx, rev.AgentRef); err != nil {
 		t.Fatal(err)
 	}
 	if obs.AgentExists(t, rev.AgentRef) {
 		t.Error("the Agent's container or volumes survive DeleteAgent")
 	}
+	if listed(t, d, rev.AgentRef) {
+		t.Errorf("AgentsWithWorkloads lists the deleted Agent")
+	}
+}
+
+// listed reports whether the driver lists the Agent among those it holds
+// workloads for (other tests' Agents share the engine).
+func listed(t *testing.T, d compute.WorkloadLister, a compute.AgentRef) bool {
+	t.Helper()
+	refs, err := d.AgentsWithWorkloads(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.Contains(refs, a)
 }
 
 func mustJSON(v any) []byte { b, _ := json.Marshal(v); return b }

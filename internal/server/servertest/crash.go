@@ -78,7 +78,8 @@ func ChildEnv() []string {
 	for key, v := range TestRates {
 		env = append(env, config.EnvName(key)+"="+v)
 	}
-	return append(env, "OCC_WORKER_POLL_INTERVAL=20ms", "OCC_WORKER_JOB_TIMEOUT=3s", "OCC_WORKER_RESCUE_AFTER=4s")
+	return append(env, "OCC_WORKER_POLL_INTERVAL=20ms", "OCC_WORKER_JOB_TIMEOUT=3s", "OCC_WORKER_RESCUE_AFTER=4s",
+		"OCC_WORKER_STRAY_SWEEP_INTERVAL=1s")
 }
 
 // start runs `occ serve` on the data directory and waits for /readyz.

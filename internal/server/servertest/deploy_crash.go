@@ -35,6 +35,11 @@ type CrashCompute interface {
 // (their own harness beside the gateway): the rounds deploy some.
 type DedicatedRunner interface{ RunsDedicated() }
 
+// StraySweeper is a CrashCompute whose driver lists its workloads, so the
+// worker removes those of Agents desired stopped (compute.WorkloadLister):
+// settling waits for that too.
+type StraySweeper interface{ SweepsStrays() }
+
 // HarnessAuther is a CrashCompute whose dedicated harness authenticates
 // in a way of its own: HarnessAuth is the Preset's harness auth setting.
 type HarnessAuther interface{ HarnessAuth() map[string]any }
@@ -484,9 +489,15 @@ func (w *DeployCrash) wasDeleted(agt string) bool {
 
 // pending lists what keeps the world from being settled: deployments not
 // terminal, Agents deleting (or deleted but still there), stopped Agents
-// with an active revision, unfinished River jobs.
+// with an active revision, or with workloads on a driver whose strays the
+// worker sweeps (one an engine created after the stop), unfinished River
+// jobs.
 func (w *DeployCrash) pending(p *OccProc) []string {
 	var out []string
+	var strays map[string][]string
+	if _, ok := w.compute.(StraySweeper); ok {
+		strays = w.compute.Workloads()
+	}
 	agents := map[string]map[string]any{}
 	for _, agt := range slices.Sorted(maps.Keys(w.agents)) {
 		if w.gone[agt] {
@@ -506,6 +517,8 @@ func (w *DeployCrash) pending(p *OccProc) []string {
 			out = append(out, fmt.Sprintf("agent %s %v", agt, a["status"]))
 		} else if a["desiredRuntimeState"] == "stopped" && a["activeRevisionId"] != nil {
 			out = append(out, fmt.Sprintf("agent %s stopped with active revision %v", agt, a["activeRevisionId"]))
+		} else if a["desiredRuntimeState"] == "stopped" && len(strays[agt]) > 0 {
+			out = append(out, fmt.Sprintf("agent %s stopped with workloads %v", agt, strays[agt]))
 		}
 	}
 	for _, rev := range slices.Sorted(maps.Keys(w.deploys)) {

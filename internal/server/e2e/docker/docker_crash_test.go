@@ -69,6 +69,9 @@ func (k *dockerCrashCompute) Env() []string {
 
 func (k *dockerCrashCompute) SettleWait() time.Duration { return 2 * time.Minute }
 
+// SweepsStrays: the docker driver lists its containers (servertest.StraySweeper).
+func (k *dockerCrashCompute) SweepsStrays() {}
+
 // dockerObject is one object occ made, as the crash test sees it.
 type dockerObject struct {
 	what  string // "container NAME (state)", "volume NAME", "network NAME"
