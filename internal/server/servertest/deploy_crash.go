@@ -526,6 +526,9 @@ func (w *DeployCrash) pending(p *OccProc) []string {
 		if agents[agt] == nil {
 			continue // the Agent is gone, with its revisions
 		}
+		if _, ok := w.terminal[rev]; ok {
+			continue // terminal at an earlier check, which check holds it to
+		}
 		r := p.Must("GET", "/namespaces/"+w.Ns+"/agents/"+agt+"/deployments/"+rev, nil)
 		if r.Status == 404 && w.tried[agt] {
 			continue // deleted since the Agent was read
@@ -563,7 +566,9 @@ func (w *DeployCrash) settle(p *OccProc) time.Duration {
 		if time.Since(start) > wait {
 			t.Fatalf("not settled %v after the restart: %v\nunfinished jobs: %v\n%s", wait, pend, w.liveJobs(), ReadTail(p.Logs))
 		}
-		time.Sleep(50 * time.Millisecond)
+		// Each poll reads every unsettled Agent and deployment: more often
+		// would only load the machine the lanes share.
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -232,7 +232,7 @@ func (e *Env) WaitStatus(id, want string) Resp {
 		if time.Now().After(deadline) {
 			e.T.Fatalf("namespace %s stayed %q, want %q", id, got, want)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -109,8 +109,9 @@ func (w *RealWorld) Deploy(agent string) (string, time.Time) {
 	return r.Data()["id"].(string), at
 }
 
-// waitDeployment polls a deployment (every 50 ms, at most timeout) until it
-// is terminal; it returns the status and when it was first seen terminal.
+// waitDeployment polls a deployment (every 250 ms, at most timeout: a real
+// gateway takes tens of seconds, and each poll costs the shared machine) until
+// it is terminal; it returns the status and when it was first seen terminal.
 func (w *RealWorld) WaitDeployment(agent, rev string, timeout time.Duration) (map[string]any, time.Time) {
 	t := w.T
 	t.Helper()
@@ -132,7 +133,7 @@ func (w *RealWorld) WaitDeployment(agent, rev string, timeout time.Duration) (ma
 		if time.Now().After(deadline) {
 			t.Fatalf("deployment %s not terminal after %s: %v", rev, timeout, d)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 
