@@ -14,7 +14,7 @@ import (
 // Namespace; a Namespace being deleted or failed, or a taken name, is
 // refused with its code and leaves neither behind.
 func TestCreateAgentWritesAllOrNothing(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, withNamespace)
 		services := func() int {
 			ps, err := e.st.ListPrincipals(e.ctx, occ.PrincipalService, store.Cursor{}, 1000)

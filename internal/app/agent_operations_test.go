@@ -15,7 +15,7 @@ import (
 // every deploy gets a revision number of its own.
 func TestConcurrentAgentOperations(t *testing.T) {
 	const clients, each = 8, 6
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnvWithCompute(t, url, occ.ComputeCapabilities{ExecutionModes: []string{occ.ExecutionEmbedded},
 			HarnessAuthMethods: []string{occ.HarnessAPIKey}}, withNamespace)
 		key, err := e.app.CreateSecret(e.ctx, e.admin, e.ns, "model-key", []byte("sk-test"))

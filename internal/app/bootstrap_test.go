@@ -18,7 +18,7 @@ import (
 // all start; exactly one creates the installation, and there is one
 // installation, one administrator, one bootstrap key and its one file.
 func TestBootstrapConcurrentReplicas(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		const replicas = 8
 		ctx := context.Background()
 		var stores []*store.Store

@@ -34,7 +34,7 @@ var (
 // installation administrator's installation-wide grants are never covered
 // from a Namespace. Refusals are 403, audited, and write nothing.
 func TestNamespaceAdminGovernsOnlyPrincipalsItCovers(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnv(t, url)
 		nsA, nsB := e.namespace("gov-a"), e.namespace("gov-b")
 		adminA := e.principal(grant{perms: namespaceAdminPerms(), namespace: nsA})
@@ -112,7 +112,7 @@ func TestNamespaceAdminGovernsOnlyPrincipalsItCovers(t *testing.T) {
 // installation administrator a Namespace's read and administer do not keep
 // it from seeing and deleting them.
 func TestInstallationAdminRemovesRestrictionsOnItself(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnv(t, url)
 		nsA := e.namespace("locked")
 		var ids []string

@@ -50,7 +50,7 @@ func (e *testEnv) wantRefused(why string) {
 // in it, and rolled back) leaves the key free: the retry runs once, and
 // the next retry replays it.
 func TestIdempotencyCrashBeforeCommit(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newTestEnv(t, url, Options{})
 		cl := e.begin(e.app)
 		killed := errors.New("the process was killed before the commit")
@@ -89,7 +89,7 @@ func TestIdempotencyCrashBeforeCommit(t *testing.T) {
 // but whose process died before its response was stored is never run
 // again with its key: retries answer 409 and nothing more is created.
 func TestIdempotencyCommittedNeverRepeated(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newTestEnv(t, url, Options{})
 		if _, err := e.create(e.app, e.begin(e.app)); err != nil {
 			t.Fatal(err)
@@ -108,7 +108,7 @@ func TestIdempotencyCommittedNeverRepeated(t *testing.T) {
 // start, one commits and the other's transaction is refused, and its
 // failure never forgets the winner's record: the next retry replays.
 func TestIdempotencyOneKeyAtOnce(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newTestEnv(t, url, Options{})
 		first := e.begin(e.app)
 		if _, _, err := e.send(e.app); occ.CodeOf(err) != occ.CodeResourceConflict {
@@ -145,7 +145,7 @@ func TestIdempotencyOneKeyAtOnce(t *testing.T) {
 // answers UNKNOWN_OUTCOME, never a failure a client would repeat blindly.
 // Either way the Namespace exists once.
 func TestIdempotencyCommitThenError(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e, faults := newFaultyTestEnv(t, url, Options{})
 		faults.Inject(storetest.CommitFault{Match: "INSERT INTO namespaces", After: true})
 		cl := e.begin(e.app)
@@ -183,7 +183,7 @@ func TestIdempotencyCommitThenError(t *testing.T) {
 // without taking effect, reported the same way, leaves the key free: the
 // retry runs once.
 func TestIdempotencyCommitFailedBeforeItHappened(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e, faults := newFaultyTestEnv(t, url, Options{})
 		faults.Inject(storetest.CommitFault{Match: "INSERT INTO namespaces"})
 		cl := e.begin(e.app)

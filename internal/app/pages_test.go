@@ -37,7 +37,7 @@ var malformedTokens = map[string]string{
 // 503 from PostgreSQL refusing the bytes), and still accepts the tokens it
 // hands out.
 func TestMalformedPageToken(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, withNamespace)
 		agent, err := e.app.CreateAgent(e.ctx, e.admin, e.ns, app.AgentInput{Name: "listed", ConfigurationID: e.cfg})
 		e.must("create agent", err)

@@ -120,7 +120,7 @@ func TestConcurrentPatchesWithoutPrecondition(t *testing.T) {
 // eachPatchable runs fn on a new resource of every patchable kind, as a
 // subtest per database and kind.
 func eachPatchable(t *testing.T, fn func(t *testing.T, e *env, r patchable, id string)) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, withNamespace)
 		for _, r := range patchables {
 			t.Run(r.kind, func(t *testing.T) {
@@ -164,7 +164,7 @@ func TestIfMatch(t *testing.T) {
 
 // TestIfMatchOnDelete: deletes take the same preconditions.
 func TestIfMatchOnDelete(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, withNamespace)
 		id := e.configuration()
 		del := func(m app.IfMatch) error { return e.app.DeleteConfiguration(e.ctx, e.admin, e.ns, id, m) }
@@ -180,7 +180,7 @@ func TestIfMatchOnDelete(t *testing.T) {
 // "*" it re-applies the change to the new state, up to five attempts, then
 // 409 with a fixed message; with a version it is 412.
 func TestLostRaceRetries(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := newEnv(t, url, withNamespace)
 		update := func(id string, m app.IfMatch) (occ.CredentialSource, error) {
 			return e.app.UpdateCredentialSource(e.ctx, e.admin, e.ns, id, map[string]occ.SecretRef{}, m)

@@ -10,7 +10,7 @@ import (
 // second replica starting at once) leaves the Presets a Namespace has and
 // fails nothing; a missing one is added.
 func TestSeedInstallationPresetsAgain(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		opts := Options{Presets: []PresetTemplate{{Name: "standard", ExecutionMode: "embedded"}}}
 		e := newTestEnv(t, url, opts)
 		if err := e.app.SeedInstallationPresets(e.ctx); err != nil {

@@ -17,7 +17,7 @@ import (
 // credentials replaced, and a bound Secret that cannot be read any more
 // shows nothing rather than an unredacted line.
 func TestRuntimeLogsAuditedFirstAndRedacted(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		const token = "gateway-token-0123456789"
 		reads := 0
 		reader := func(ctx context.Context, nsID, agentID, revisionID string, tailLines int) (RuntimeLogs, error) {

@@ -80,7 +80,7 @@ func wantAnswers(t *testing.T, answers []<-chan error, code occ.Code) {
 // without a check, even with the right password; the owner at another
 // address signs in.
 func TestSignInChargedBeforeHashing(t *testing.T) {
-	e := newTestEnv(t, storetest.URL(t, "sqlite"), Options{SignInFailuresPerAccount: 3, SignInConcurrency: 8})
+	e := newTestEnv(t, storetest.Migrated(t, "sqlite"), Options{SignInFailuresPerAccount: 3, SignInConcurrency: 8})
 	entered, release := heldChecks(e.app)
 	var wrong []<-chan error
 	for range 3 {
@@ -100,7 +100,7 @@ func TestSignInChargedBeforeHashing(t *testing.T) {
 // human with a password; neither counts as a failure, so both succeed once
 // the slots are free.
 func TestSignInHashSlots(t *testing.T) {
-	e := newTestEnv(t, storetest.URL(t, "sqlite"), Options{SignInFailuresPerAccount: 1, SignInConcurrency: 2})
+	e := newTestEnv(t, storetest.Migrated(t, "sqlite"), Options{SignInFailuresPerAccount: 1, SignInConcurrency: 2})
 	e.app.hashes.wait = 10 * time.Millisecond
 	entered, release := heldChecks(e.app)
 	busy := []<-chan error{
@@ -130,7 +130,7 @@ func TestSignInHashSlots(t *testing.T) {
 // stranger's address only; too many failures from one address, whatever
 // the accounts, lock that address only. A success is not counted.
 func TestSignInLimits(t *testing.T) {
-	e := newTestEnv(t, storetest.URL(t, "sqlite"), Options{})
+	e := newTestEnv(t, storetest.Migrated(t, "sqlite"), Options{})
 	checks := 0
 	e.app.checkPassword = func(password, hash string) bool { checks++; return hash != "" && password == testAdminPassword }
 	const stranger, owner, other = "198.51.100.7", "203.0.113.9", "192.0.2.1"
@@ -172,7 +172,7 @@ func TestSignInLimits(t *testing.T) {
 // password, after the same one password check, so neither the answer nor
 // the work done tells whether the account exists.
 func TestSignInUnknownEmail(t *testing.T) {
-	e := newTestEnv(t, storetest.URL(t, "sqlite"), Options{})
+	e := newTestEnv(t, storetest.Migrated(t, "sqlite"), Options{})
 	var hashes []string
 	e.app.checkPassword = func(password, hash string) bool {
 		hashes = append(hashes, hash)

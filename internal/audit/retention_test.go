@@ -117,7 +117,7 @@ func ids(events []occ.AuditEvent) []string {
 // retention are deleted, and each was first written to an export file,
 // line for line as GET /audit-events/export gives it.
 func TestRetentionExportsThenDeletesExpired(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		st := storetest.Open(t, url)
 		evs := seed(t, st, 700*day, 500*day, 499*day, 401*day, 400*day-time.Minute, 30*day, 0)
 		dir := filepath.Join(t.TempDir(), "export")
@@ -158,7 +158,7 @@ func TestRetentionExportsThenDeletesExpired(t *testing.T) {
 // cannot be written stops retention before any delete, logs the fixed
 // code and counts the failure.
 func TestRetentionDeletesNothingWhenExportFails(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		st := storetest.Open(t, url)
 		evs := seed(t, st, 500*day, 450*day, 1*day)
 		// A regular file where the directory should be: not writable,
@@ -191,7 +191,7 @@ func TestRetentionDeletesNothingWhenExportFails(t *testing.T) {
 // the re-run replaces that file, so every event is exported exactly once,
 // including one that expired in between.
 func TestRetentionRerunAfterCrash(t *testing.T) {
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		st := storetest.Open(t, url)
 		ctx := context.Background()
 		evs := seed(t, st, 500*day, 450*day, 420*day)

@@ -17,7 +17,7 @@ import (
 // (one statement), so this holds at the lowest layer on both databases.
 func TestAuthenticateHolder(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		st := storetest.Open(t, url)
 		ctx := context.Background()
 		now := time.Now()

@@ -18,7 +18,7 @@ import (
 // previous generation in hand.
 func TestAuthorizeAtEachRequestsGeneration(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		st := storetest.Open(t, url)
 		ctx := context.Background()
 		now := time.Now()
@@ -80,7 +80,7 @@ func TestAuthorizeAtEachRequestsGeneration(t *testing.T) {
 // does not (Agents come and go in bulk).
 func TestPolicyGeneration(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		st := storetest.Open(t, url)
 		ctx := context.Background()
 		now := time.Now()

@@ -91,6 +91,7 @@ func newEnv(t *testing.T, caps compute.Capabilities, options ...envOption) *env 
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
+	storetest.MigratedFile(t, filepath.Join(dir, "occ.db"))
 	url := "sqlite://" + filepath.Join(dir, "occ.db")
 	st, faults := storetest.OpenFaulty(t, url)
 	keyring, err := secrets.Open(filepath.Join(dir, "secrets.keyset"))

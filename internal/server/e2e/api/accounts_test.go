@@ -48,7 +48,7 @@ func auditActions(e *servertest.Env, resourceID string) map[string]int {
 
 func TestBackendsList(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil, servertest.WithBackend(backends.Backend{ID: "gh", Type: backends.TypeGitHub, URL: "https://github.internal.example"}),
 			servertest.WithBackend(backends.Backend{ID: "chatgpt-main", Type: backends.TypeChatGPT, URL: "https://chatgpt.internal.example"}),
 			servertest.WithBackend(backends.Backend{ID: "os", Type: backends.TypeOpenShell}))
@@ -86,7 +86,7 @@ func TestBackendsList(t *testing.T) {
 		}
 
 		// No Backends configured: an empty list.
-		bare := servertest.Boot(t, storetest.URL(t, "sqlite"), nil)
+		bare := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil)
 		if r := bare.Call("GET", "/backends", bare.Admin, nil); r.Status != 200 || len(r.List()) != 0 || r.Body["data"] == nil {
 			t.Fatalf("GET /backends without Backends = %d %v", r.Status, r.Body)
 		}
@@ -95,7 +95,7 @@ func TestBackendsList(t *testing.T) {
 
 func TestAccountsServiceAccounts(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		fake := backendstest.New(t)
 		gone := unreachableURL(t)
 		logs := &servertest.LockedBuffer{}
@@ -342,7 +342,7 @@ func TestAccountsServiceAccounts(t *testing.T) {
 
 func TestCredentialSources(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		gw := credgatewaytest.New(t)
 		logs := &servertest.LockedBuffer{}
 		e := servertest.Boot(t, url, nil, servertest.RecordLogs(logs), servertest.WithGateway(gw.URL))
@@ -533,7 +533,7 @@ func TestCredentialSources(t *testing.T) {
 // reads included.
 func TestCredentialSourcesWithoutGateway(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		ns := e.CreateNamespace("no-gateway")
 		base := "/namespaces/" + ns + "/credential-sources"

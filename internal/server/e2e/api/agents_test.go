@@ -24,7 +24,7 @@ func newAgentWorld(t *testing.T, url string) *servertest.AgentWorld {
 // Namespace ownership rules, one case per rule.
 func TestAgentCreateRules(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		w := newAgentWorld(t, url)
 		e := w.E
 		secretRef := map[string]any{"kind": "secret", "id": w.Secret}
@@ -133,7 +133,7 @@ func TestAgentCreateRules(t *testing.T) {
 // configuration:read; binding a Secret needs the caller's exact operate.
 func TestAgentPermissions(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		w := newAgentWorld(t, url)
 		e := w.E
 		nsRead := occ.P(occ.KindNamespace, occ.ActionRead)
@@ -176,7 +176,7 @@ func TestAgentPermissions(t *testing.T) {
 
 func TestAgentUpdateAndPresets(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		w := newAgentWorld(t, url)
 		e := w.E
 		preset := e.Call("POST", w.Path("/presets"), e.Admin, map[string]any{"name": "p", "executionMode": "dedicated", "backendId": "chatgpt-main",
@@ -234,7 +234,7 @@ func TestAgentUpdateAndPresets(t *testing.T) {
 
 func TestAgentChatGPTServiceAccount(t *testing.T) {
 	t.Parallel()
-	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
+	w := newAgentWorld(t, storetest.Migrated(t, "sqlite"))
 	e := w.E
 	sa := e.Call("POST", w.Path("/service-accounts"), e.Admin, map[string]any{"name": "acct", "backendId": "chatgpt-main"})
 	if sa.Status != 201 {
@@ -264,7 +264,7 @@ func TestAgentChatGPTServiceAccount(t *testing.T) {
 // source an Agent's harness binding names cannot be deleted.
 func TestAgentBindingsBlockDeletion(t *testing.T) {
 	t.Parallel()
-	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
+	w := newAgentWorld(t, storetest.Migrated(t, "sqlite"))
 	e := w.E
 	sa := e.Call("POST", w.Path("/service-accounts"), e.Admin, map[string]any{"name": "acct", "backendId": "chatgpt-main"}).Data()["id"].(string)
 	a1 := w.Create(e.Admin, map[string]any{"name": "k", "harnessAuth": map[string]any{"method": "api_key", "source": map[string]any{"kind": "secret", "id": w.Secret}}})
@@ -285,7 +285,7 @@ func TestAgentBindingsBlockDeletion(t *testing.T) {
 // defaults identity; a create that sends it passes, a stale one is 409.
 func TestWorkspaceDefaultsIdentity(t *testing.T) {
 	t.Parallel()
-	w := newAgentWorld(t, storetest.URL(t, "sqlite"))
+	w := newAgentWorld(t, storetest.Migrated(t, "sqlite"))
 	e := w.E
 	id, _ := e.Call("GET", "/installation", e.Admin, nil).Data()["workspaceDefaultsId"].(string)
 	if len(id) != 64 {

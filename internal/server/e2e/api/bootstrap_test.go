@@ -115,7 +115,7 @@ func TestSQLiteStartsTogether(t *testing.T) {
 // neither bootstraps again nor touches the key.
 func TestBootstrapOnce(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		dir := gatewaytest.ReachableDir(t)
 		m := start(t, dir, url, "all")
 		keyFile := filepath.Join(dir, "bootstrap-admin.key")

@@ -19,7 +19,7 @@ import (
 // beside them are accepted at all three.
 func TestConfigurationKeysOccOwns(t *testing.T) {
 	t.Parallel()
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
+	d := newDeployWorld(t, storetest.Migrated(t, "sqlite"))
 	e := d.E
 	base := d.Path("/configurations")
 	allowed := gatewaytest.AllowedDocument()

@@ -10,7 +10,7 @@ import (
 
 func TestConfigurations(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		ns := e.CreateNamespace("cfg")
 		base := "/namespaces/" + ns + "/configurations"
@@ -125,7 +125,7 @@ func deep(n int) string {
 
 func TestNamespaceWithConfigurationsCannotBeDeleted(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil)
 	ns := e.CreateNamespace("busy")
 	var ids []string
 	for _, n := range []string{"a", "b", "c"} {
@@ -148,7 +148,7 @@ func TestNamespaceWithConfigurationsCannotBeDeleted(t *testing.T) {
 // exactly it, and deleting the Configuration removes the binding.
 func TestExactGrantOnConfiguration(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil)
 	ns := e.CreateNamespace("exact")
 	mk := func(name string) string {
 		return e.Call("POST", "/namespaces/"+ns+"/configurations", e.Admin, map[string]any{"name": name, "kind": "agent", "values": map[string]any{}}).Data()["id"].(string)

@@ -31,7 +31,7 @@ import (
 // A's own IDs, so the sweep cannot pass vacuously.
 func TestCrossTenantMatrix(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		start := time.Now()
 		e := servertest.Boot(t, url, nil, servertest.WithBackend(backendstest.New(t).Backend(matrixBackendID)), servertest.WithGateway(credgatewaytest.New(t).URL))
 		a, b := newTenant(e, "xt-a"), newTenant(e, "xt-b")

@@ -31,7 +31,7 @@ func newDeployWorld(t *testing.T, url string, opts ...func(*server.Main)) *serve
 
 func TestDeployStopRedeploy(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.E
 		rev1 := d.Deploy(t, d.Agent)
@@ -135,7 +135,7 @@ func TestDeployStopRedeploy(t *testing.T) {
 
 func TestDeploymentOutcomes(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url, func(m *server.Main) { m.Config.Worker.ConvergenceTimeout = 6 * 1e9 })
 		e := d.E
 
@@ -236,7 +236,7 @@ func TestDeploymentOutcomes(t *testing.T) {
 
 func TestDeployAdmission(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.E
 		// The Agent's own principal lacks secret:operate: 403 naming it.
@@ -275,7 +275,7 @@ func TestDeployAdmission(t *testing.T) {
 
 func TestAgentDeletion(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.E
 		rev := d.Deploy(t, d.Agent)
@@ -332,7 +332,7 @@ func TestAgentDeletion(t *testing.T) {
 // until it is terminal.
 func TestDeploymentEvents(t *testing.T) {
 	t.Parallel()
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
+	d := newDeployWorld(t, storetest.Migrated(t, "sqlite"))
 	d.Fake.Set(func(f *servertest.FakeCompute) { f.NotReady[d.Agent] = 2 })
 	res := d.Events(t, d.Agent, d.Deploy(t, d.Agent))
 	defer res.Body.Close()
@@ -350,7 +350,7 @@ func TestDeploymentEvents(t *testing.T) {
 // TestFailedCandidateIsRetired: a deployment that fails stops its gateway.
 func TestFailedCandidateIsRetired(t *testing.T) {
 	t.Parallel()
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"))
+	d := newDeployWorld(t, storetest.Migrated(t, "sqlite"))
 	d.Fake.Set(func(f *servertest.FakeCompute) {
 		f.Held[d.Agent] = &compute.RuntimeFailure{Component: "gateway", Check: "model-probe", Code: compute.HeldAuthenticationFailed}
 	})

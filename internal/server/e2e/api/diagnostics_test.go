@@ -88,7 +88,7 @@ var (
 // disconnected, stopped, crashed; unknown revisions are 404.
 func TestDiagnostics(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDiagWorld(t, url)
 		e := d.E
 
@@ -199,7 +199,7 @@ func TestDiagnostics(t *testing.T) {
 // bounded checks of the revision asked for, gives 503 without its words.
 func TestDiagnosticsEvidence(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.E
 		rev := d.Deploy(t, d.Agent)
@@ -272,7 +272,7 @@ func TestDiagnosticsEvidence(t *testing.T) {
 // enough, and every denial is audited.
 func TestDiagnosticsPermissions(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.E
 		old := d.Deploy(t, d.Agent)

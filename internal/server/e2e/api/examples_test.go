@@ -18,7 +18,7 @@ import (
 // (or the default model) expects, as examples/README.md says.
 func TestExampleConfigurations(t *testing.T) {
 	fake := servertest.NewFakeCompute(t)
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), fake)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), fake)
 	t.Setenv("OCC_URL", e.Base)
 	t.Setenv("OCC_KEY", e.Admin)
 	t.Setenv("OCC_NAMESPACE", "default")

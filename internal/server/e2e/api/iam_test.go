@@ -12,7 +12,7 @@ import (
 // what a key can then do.
 func TestIAMEndToEnd(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		nsA := e.CreateNamespace("iam-a")
 		nsB := e.CreateNamespace("iam-b")

@@ -13,7 +13,7 @@ import (
 
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		first := e.Call("POST", "/namespaces", e.Admin, map[string]any{"name": "idem"}, "Idempotency-Key", "k-1")
 		again := e.Call("POST", "/namespaces", e.Admin, map[string]any{"name": "idem"}, "Idempotency-Key", "k-1")
@@ -52,7 +52,7 @@ func TestIdempotencyKey(t *testing.T) {
 // the same request succeeds.
 func TestIdempotencyKeyRefusedWhereNotReplayed(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil)
 	sp := e.Call("POST", "/iam/service-principals", e.Admin, map[string]any{"name": "keyed"})
 	if sp.Status != 201 {
 		t.Fatalf("service principal = %d %v", sp.Status, sp.Body)
@@ -91,7 +91,7 @@ func countNamed(items []any, name string) int {
 // of a Secret's value against.
 func TestIdempotencyDigestIsKeyed(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil)
 	ns := e.CreateNamespace("idem-secret")
 	body := `{"name":"tok","value":"short"}`
 	if r := e.Call("POST", "/namespaces/"+ns+"/secrets", e.Admin, body, "Idempotency-Key", "s-1"); r.Status != 201 {

@@ -70,7 +70,7 @@ func closedByServer(t *testing.T, c net.Conn, deadline time.Time) string {
 // disconnected without an answer.
 func TestStalledBodyIsCutOff(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t), shortReads)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t), shortReads)
 	addr := e.M.Addr()
 	for name, head := range map[string]string{
 		"unauthenticated": "POST /api/auth/sign-in HTTP/1.1",
@@ -97,7 +97,7 @@ func TestStalledBodyIsCutOff(t *testing.T) {
 func TestStalledConnectionsOverTheCap(t *testing.T) {
 	t.Parallel()
 	const limit, stalled = 10, 40
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t), shortReads,
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t), shortReads,
 		withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxConnections = limit }))
 	addr := e.M.Addr()
 	var conns []net.Conn
@@ -125,7 +125,7 @@ func TestStalledConnectionsOverTheCap(t *testing.T) {
 func TestConnectionCap(t *testing.T) {
 	t.Parallel()
 	const limit = 3
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t),
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t),
 		withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxConnections = limit }))
 	addr := e.M.Addr()
 	var held []net.Conn
@@ -179,7 +179,7 @@ func holdInFlight(t *testing.T, addr string) net.Conn {
 func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 	t.Parallel()
 	const writeTimeout = 2 * time.Second
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"), withLimits(func(l *config.Limits, h *config.HTTP) {
+	d := newDeployWorld(t, storetest.Migrated(t, "sqlite"), withLimits(func(l *config.Limits, h *config.HTTP) {
 		h.WriteTimeout, l.MaxInFlight = config.Duration(writeTimeout), 1
 	}))
 	e := d.E
@@ -210,7 +210,7 @@ func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 // http.maxHeaderBytes is answered 431 and never reaches occ.
 func TestOversizedHeadersRefused(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t),
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t),
 		withLimits(func(_ *config.Limits, h *config.HTTP) { h.MaxHeaderBytes = 4096 }))
 	req, _ := http.NewRequest("GET", e.Base+"/healthz", nil)
 	req.Header.Set("X-Filler", strings.Repeat("x", 16<<10))

@@ -174,7 +174,7 @@ func fillPlaceholders(v any, get func(string) string) any {
 // fixture here.
 func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		// A Backend and a Credential Gateway, so that the service account
 		// and credential source routes can succeed (a gateway-less server
 		// is TestCredentialSourcesWithoutGateway's).

@@ -14,7 +14,7 @@ import (
 
 func TestNamespaceLifecycle(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 
 		// The default Namespace exists and becomes ready.
@@ -106,7 +106,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 
 func TestNamespaceReadyWithinTwoSeconds(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		r := e.Call("POST", "/namespaces", e.Admin, map[string]any{"name": "quick"})
 		id := r.Data()["id"].(string)
@@ -120,7 +120,7 @@ func TestNamespaceReadyWithinTwoSeconds(t *testing.T) {
 // mutation fails with 503 and nothing is kept.
 func TestAuditFailsClosed(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		breakAudit(t, e)
 		r := e.Call("POST", "/namespaces", e.Admin, map[string]any{"name": "unaudited"})
@@ -144,7 +144,7 @@ func TestAuditFailsClosed(t *testing.T) {
 // another permitted caller takes over.
 func TestTeardownRetryAndTakeover(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		faulty := computetest.NewFaulty(mustLocal(t))
 		e := servertest.Boot(t, url, faulty)
 		id := e.CreateNamespace("doomed")

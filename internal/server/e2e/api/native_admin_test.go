@@ -55,7 +55,7 @@ func stopAll(e *servertest.Env, d *servertest.StartedBefore) {
 // against the fake gateway in trusted-proxy mode.
 func TestNativeAdmin(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		w := newAdminWorld(t, url)
 		e := w.E
 
@@ -319,7 +319,7 @@ func TestNativeAdmin(t *testing.T) {
 // an administrator only) and sign-in sets no shared cookie.
 func TestNativeAdminDisabled(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.E
 		if r := e.Call("GET", d.Path("/agents/"+d.Agent+"/native-admin-ui"), e.Admin, nil); r.Status != 200 || r.Data()["status"] != "disabled" || r.Data()["url"] != nil {

@@ -58,7 +58,7 @@ func sample(text, name, labels string) float64 {
 func TestOperationsMetricsAndAccessLog(t *testing.T) {
 	t.Parallel()
 	logs := &servertest.LockedBuffer{}
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"), servertest.RecordLogs(logs), func(m *server.Main) { m.Config.Metrics.Listen = "127.0.0.1:0" })
+	d := newDeployWorld(t, storetest.Migrated(t, "sqlite"), servertest.RecordLogs(logs), func(m *server.Main) { m.Config.Metrics.Listen = "127.0.0.1:0" })
 	e := d.E
 	st := d.WaitDeployment(t, d.Agent, d.Deploy(t, d.Agent))
 	if st["status"] != "succeeded" {

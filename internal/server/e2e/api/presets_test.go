@@ -18,7 +18,7 @@ func withInstallationSettings(m *server.Main) {
 
 func TestPresets(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil, withInstallationSettings)
 		ns := e.CreateNamespace("presets")
 		base := "/namespaces/" + ns + "/presets"

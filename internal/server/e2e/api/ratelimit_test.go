@@ -63,7 +63,7 @@ func allSame(statuses []int, want, n int) bool {
 func TestRateLimitPerPrincipal(t *testing.T) {
 	t.Parallel()
 	const burst = 5
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t), withLimits(func(l *config.Limits, _ *config.HTTP) {
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t), withLimits(func(l *config.Limits, _ *config.HTTP) {
 		l.RequestsPerSecondPerPrincipal, l.BurstPerPrincipal = 1, burst
 	}))
 	reader, readerID := e.Principal(servertest.Grant{Perms: []occ.Permission{occ.P(occ.KindNamespace, occ.ActionRead)}})
@@ -101,7 +101,7 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 func TestRateLimitPerClient(t *testing.T) {
 	t.Parallel()
 	const burst = 5
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t), withLimits(func(l *config.Limits, _ *config.HTTP) {
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t), withLimits(func(l *config.Limits, _ *config.HTTP) {
 		l.RequestsPerSecondPerClient, l.BurstPerClient = 1, burst
 	}))
 	before, r := untilLimited(t, func() servertest.Resp { return e.Call("GET", "/namespaces", "", nil) })
@@ -144,7 +144,7 @@ func TestInFlightCap(t *testing.T) {
 	held := heldDiagnoses{entered: make(chan struct{}, limit), release: make(chan struct{})}
 	release := sync.OnceFunc(func() { close(held.release) })
 	t.Cleanup(release)
-	d := newDeployWorld(t, storetest.URL(t, "sqlite"), withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxInFlight = limit }),
+	d := newDeployWorld(t, storetest.Migrated(t, "sqlite"), withLimits(func(l *config.Limits, _ *config.HTTP) { l.MaxInFlight = limit }),
 		func(m *server.Main) { held.FakeCompute = m.Driver.(*servertest.FakeCompute); m.Driver = held })
 	e := d.E
 	for range limit + 1 {

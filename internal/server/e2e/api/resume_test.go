@@ -17,7 +17,7 @@ import (
 // restarts its gateway); the deployment result is untouched.
 func TestRestartResumesRunningAgents(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		rev := d.Deploy(t, d.Agent)
 		d.WaitDeployment(t, d.Agent, rev)

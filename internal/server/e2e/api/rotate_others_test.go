@@ -18,7 +18,7 @@ import (
 func TestRotateKeyReencryptsAccountCredentials(t *testing.T) {
 	t.Parallel()
 	fake := backendstest.New(t)
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil, servertest.WithBackend(fake.Backend("chatgpt-main")))
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil, servertest.WithBackend(fake.Backend("chatgpt-main")))
 	ns := e.CreateNamespace("rotate")
 	sa := e.Call("POST", "/namespaces/"+ns+"/service-accounts", e.Admin, map[string]any{"name": "bot", "backendId": "chatgpt-main"}).Data()["id"].(string)
 	if r := e.Call("POST", "/namespaces/"+ns+"/service-accounts/"+sa+"/credentials", e.Admin, nil); r.Status != 201 {

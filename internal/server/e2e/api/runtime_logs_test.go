@@ -15,7 +15,7 @@ import (
 // may read is tested denied and allowed.
 func TestRuntimeLogs(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDiagWorld(t, url)
 		e := d.E
 		canary := "sk-canary-" + occ.NewUUID()

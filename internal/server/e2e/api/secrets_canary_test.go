@@ -144,7 +144,7 @@ func pgDump(t *testing.T, dbURL string) []byte {
 // every API response.
 func TestSecretCanary(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, dbURL string) {
+	storetest.EachMigrated(t, func(t *testing.T, dbURL string) {
 		logs := &servertest.LockedBuffer{}
 		e := servertest.Boot(t, dbURL, nil, servertest.RecordLogs(logs))
 		responses := &capture{next: e.Client.Transport}
@@ -350,7 +350,7 @@ func TestSecretCanary(t *testing.T) {
 // metadata of both still lists and reads.
 func TestSecretCiphertextBoundToRow(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, dbURL string) {
+	storetest.EachMigrated(t, func(t *testing.T, dbURL string) {
 		e := servertest.Boot(t, dbURL, nil)
 		ctx := context.Background()
 		ns1, ns2 := e.CreateNamespace("one"), e.CreateNamespace("two")
@@ -431,7 +431,7 @@ func TestSecretCiphertextBoundToRow(t *testing.T) {
 func TestSecretRotateKey(t *testing.T) {
 	t.Parallel()
 	bin := servertest.BuildOCC(t)
-	storetest.Each(t, func(t *testing.T, dbURL string) {
+	storetest.EachMigrated(t, func(t *testing.T, dbURL string) {
 		e := servertest.Boot(t, dbURL, nil)
 		ctx := context.Background()
 		keyset := e.M.Config.Secrets.KeysetFile

@@ -29,7 +29,7 @@ func checkMetadata(t *testing.T, s map[string]any) {
 
 func TestSecretLifecycle(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		ns := e.CreateNamespace("vault")
 		other := e.CreateNamespace("elsewhere")
@@ -150,7 +150,7 @@ func TestSecretLifecycle(t *testing.T) {
 
 func TestSecretValidation(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		ns := e.CreateNamespace("rules")
 		id := e.CreateSecret(ns, "target", "v")
@@ -236,7 +236,7 @@ func TestSecretValidation(t *testing.T) {
 
 func TestSecretListPagingAndVisibility(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		ns := e.CreateNamespace("many")
 		var ids []string
@@ -304,7 +304,7 @@ func TestSecretListPagingAndVisibility(t *testing.T) {
 
 func TestSecretIdempotentCreate(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		ns := e.CreateNamespace("idem")
 		body := map[string]any{"name": "token", "value": "xoxb-idem"}

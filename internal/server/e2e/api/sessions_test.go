@@ -11,7 +11,7 @@ import (
 
 func TestSessionsAndCSRF(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		e := servertest.Boot(t, url, nil)
 		const admin = "admin@occ.local"
 
@@ -91,7 +91,7 @@ func TestSessionsAndCSRF(t *testing.T) {
 func TestSignInBurst(t *testing.T) {
 	t.Parallel()
 	const burst, limit = 24, 10 // limit: auth.signInFailuresPerAccount's default
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil)
 	const admin = "admin@occ.local"
 	answers := make([]servertest.Resp, burst)
 	var wg sync.WaitGroup

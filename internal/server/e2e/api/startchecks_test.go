@@ -26,7 +26,7 @@ func TestDeployPluginChecks(t *testing.T) {
 	catalogs := func(m *server.Main) {
 		m.Config.PluginCatalogs = []config.PluginCatalog{{ID: "curated", Plugins: []string{"acme@curated", "beta@curated"}}}
 	}
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url, catalogs)
 		e := d.E
 		withPlugins := func(name string, plugins map[string]any) string {
@@ -79,7 +79,7 @@ func TestDeployPluginChecks(t *testing.T) {
 // with PLUGIN_SELECTION_UNSUPPORTED instead of starting without it.
 func TestLocalDriverRunsNoPlugins(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil, func(m *server.Main) {
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil, func(m *server.Main) {
 		m.Config.PluginCatalogs = []config.PluginCatalog{{ID: "curated", Plugins: []string{"acme@curated"}}}
 	})
 	d := &servertest.DeployWorld{AgentWorld: &servertest.AgentWorld{E: e, Ns: e.CreateNamespace("plugins")}}
@@ -101,7 +101,7 @@ func TestLocalDriverRunsNoPlugins(t *testing.T) {
 // before any gateway starts; files prepared for the current defaults start.
 func TestDeployWorkspaceDefaultsCheck(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d := newDeployWorld(t, url)
 		e := d.E
 		create := func(name string) string {
@@ -147,7 +147,7 @@ func TestDeployWorkspaceDefaultsCheck(t *testing.T) {
 // deploys.
 func TestLocalDriverRefusesDedicated(t *testing.T) {
 	t.Parallel()
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), nil)
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), nil)
 	d := &servertest.DeployWorld{AgentWorld: &servertest.AgentWorld{E: e, Ns: e.CreateNamespace("dedicated")}}
 	d.Secret = e.Call("POST", d.Path("/secrets"), e.Admin, map[string]any{"name": "k", "value": "sk-x"}).Data()["id"].(string)
 	d.Cfg = e.Call("POST", d.Path("/configurations"), e.Admin, map[string]any{"name": "c", "kind": "agent", "values": map[string]any{}}).Data()["id"].(string)

@@ -38,7 +38,7 @@ func heldDeployWorld(t *testing.T, url string, opts ...func(*server.Main)) (*ser
 // stream: it is announced, not polled.
 func TestDeploymentStreamWakesOnChange(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d, rev := heldDeployWorld(t, url, withStreams(16, 5*time.Minute, 5*time.Minute))
 		s, r := d.OpenStream(t, d.E.Admin, rev)
 		if s == nil {
@@ -87,7 +87,7 @@ func fail(t *testing.T, st *store.Store, ns, agent, rev string) {
 // the stream at the next recheck; the administrator's stream goes on.
 func TestDeploymentStreamEndsWhenPermissionLost(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d, rev := heldDeployWorld(t, url, withStreams(16, 50*time.Millisecond, 50*time.Millisecond))
 		reader, readerID := d.E.Principal(servertest.Grant{Perms: []occ.Permission{occ.P(occ.KindAgentRevision, occ.ActionRead)}, Namespace: d.Ns})
 		s, r := d.OpenStream(t, reader, rev)
@@ -137,7 +137,7 @@ func TestDeploymentStreamEndsWhenPermissionLost(t *testing.T) {
 // Namespace binding) is served, and closing a stream frees its slot.
 func TestDeploymentStreamCap(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d, rev := heldDeployWorld(t, url, withStreams(2, 5*time.Minute, 5*time.Minute))
 		read := []occ.Permission{occ.P(occ.KindAgentRevision, occ.ActionRead)}
 		alice, _ := d.E.Principal(servertest.Grant{Perms: read, Namespace: d.Ns})

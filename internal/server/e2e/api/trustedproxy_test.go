@@ -25,7 +25,7 @@ func TestTrustedProxy(t *testing.T) {
 			if trusted {
 				opts = append(opts, func(m *server.Main) { m.Config.HTTP.TrustedProxies = config.List{"127.0.0.0/8", "10.0.0.0/8"} })
 			}
-			return servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t), opts...)
+			return servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t), opts...)
 		}
 		t.Run(name+"/rate", func(t *testing.T) {
 			e := boots(t, withLimits(func(l *config.Limits, _ *config.HTTP) { l.RequestsPerSecondPerClient, l.BurstPerClient = 1, burst })).WithT(t)

@@ -24,7 +24,7 @@ var tsClientTools = []string{"openapi-typescript@7.13.0", "openapi-fetch@0.17.0"
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	tools := cachetest.NPM(t, tsClientTools...)
-	e := servertest.Boot(t, storetest.URL(t, "sqlite"), servertest.NewFakeCompute(t))
+	e := servertest.Boot(t, storetest.Migrated(t, "sqlite"), servertest.NewFakeCompute(t))
 	dir := t.TempDir()
 	for _, f := range []string{"roundtrip.ts", "tsconfig.json"} {
 		b, err := os.ReadFile(filepath.Join(servertest.RepoRoot(t), "api", "tsclient", f))

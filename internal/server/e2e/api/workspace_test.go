@@ -14,7 +14,7 @@ import (
 // (fake) gateway, with the seed's error table.
 func TestLiveWorkspaceFiles(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d, agent := servertest.LiveAgent(t, url, "files")
 		e := d.E
 		base := d.Path("/agents/" + agent + "/workspace/files/")
@@ -111,7 +111,7 @@ func padded(body string, n int) string {
 // (503 UNKNOWN_OUTCOME): no change is ever unaudited.
 func TestWorkspaceWriteIsAuditedBeforeItHappens(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, url string) {
+	storetest.EachMigrated(t, func(t *testing.T, url string) {
 		d, agent := servertest.LiveAgent(t, url, "intent")
 		e := d.E
 		d.WaitDeployment(t, agent, d.Deploy(t, agent))

@@ -259,7 +259,7 @@ func namespaceNames(e *servertest.Env) string {
 // case; the administrator sees the buttons.
 func TestConsoleReader(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, testConsoleReader)
+	storetest.EachMigrated(t, testConsoleReader)
 }
 
 func testConsoleReader(t *testing.T, dbURL string) {
