@@ -122,6 +122,19 @@ func (w *realKubeWorld) installInCluster() *servertest.Env {
 	}
 	e := &servertest.Env{T: t, Base: "http://" + net.JoinHostPort(svc.Spec.ClusterIP, "8080"), Admin: adminKey, Spec: w.E.Spec,
 		Client: &http.Client{Transport: contracttest.NewValidatingTransport(t, w.E.Spec, http.DefaultTransport)}}
+	// Ready Pods are not yet a reachable Service: kube-proxy programs its
+	// rules after the endpoints change (a refused connection until then),
+	// as any client of the cluster sees.
+	routed := time.Now()
+	w.WaitUntil("the occ Service answers /readyz", 2*time.Minute, func() bool {
+		res, err := http.Get(e.Base + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	t.Logf("the occ Service answered %s after its Pods were Ready", time.Since(routed).Round(time.Millisecond))
 	t.Cleanup(func() {
 		if t.Failed() {
 			w.inClusterLogs()
