@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -57,8 +58,14 @@ type Options struct {
 	AccessLog bool
 }
 
-// LoadSpec parses the embedded OpenAPI document.
-func LoadSpec() (*openapi3.T, error) {
+// LoadSpec returns the embedded OpenAPI document, parsed and validated: one
+// value per process, which callers read and never change.
+func LoadSpec() (*openapi3.T, error) { return loadedSpec() }
+
+// loadedSpec parses and validates the document once per process (a few
+// hundred milliseconds of CPU, more under the race detector): every
+// handler and test in the process shares it, and none may change it.
+var loadedSpec = sync.OnceValues(func() (*openapi3.T, error) {
 	loader := openapi3.NewLoader()
 	spec, err := loader.LoadFromData(api.OpenAPIYAML)
 	if err != nil {
@@ -68,7 +75,7 @@ func LoadSpec() (*openapi3.T, error) {
 		return nil, fmt.Errorf("validate api/openapi.yaml: %w", err)
 	}
 	return spec, nil
-}
+})
 
 // New returns the API handler.
 func New(o Options) (http.Handler, error) {

@@ -81,7 +81,7 @@ func Boot(t *testing.T, dbURL string, driver compute.Driver, opts ...func(*serve
 	// a first start.
 	dir := filepath.Join(gatewaytest.ReachableDir(t), "occ-data")
 	flags := map[string]string{"dataDir": dir, "listen": "127.0.0.1:0",
-		"databaseURL": dbURL, "worker.pollInterval": "20ms", "publicOrigin": "http://127.0.0.1:8080"}
+		"databaseURL": dbURL, "worker.pollInterval": "50ms", "publicOrigin": "http://127.0.0.1:8080"}
 	maps.Copy(flags, TestRates)
 	cfg, err := config.Load(config.Source{Env: []string{"OCC_BOOTSTRAP_ADMIN_PASSWORD=" + AdminPassword}, Flags: flags})
 	if err != nil {
