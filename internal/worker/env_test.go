@@ -314,6 +314,20 @@ func (e *env) deploy(c occ.Caller, g occ.Agent) occ.Revision {
 	return rev
 }
 
+// stopped stops the Agent and waits until it has no active revision and
+// the driver runs nothing for it.
+func (e *env) stopped(g occ.Agent) {
+	e.t.Helper()
+	if _, err := e.app.Stop(e.ctx, e.admin, e.ns, g.ID); err != nil {
+		e.t.Fatal(err)
+	}
+	e.eventually("the Agent stops", func() bool {
+		got, err := e.app.GetAgent(e.ctx, e.admin, e.ns, g.ID)
+		_, running := e.fake.Running(g.ID)
+		return err == nil && got.ActiveRevisionID == "" && !running
+	})
+}
+
 // settled waits for a deployment's terminal status and returns it.
 func (e *env) settled(g occ.Agent, rev occ.Revision) app.DeploymentStatus {
 	e.t.Helper()

@@ -260,14 +260,7 @@ func TestStopThenDeleteConvergeTheDriver(t *testing.T) {
 	g := e.agent(agentSpec{harness: apiKey("sk")})
 	rev := e.deploy(e.admin, g)
 	e.settled(g, rev)
-	if _, err := e.app.Stop(e.ctx, e.admin, e.ns, g.ID); err != nil {
-		t.Fatal(err)
-	}
-	e.eventually("the Agent stops", func() bool {
-		got, err := e.app.GetAgent(e.ctx, e.admin, e.ns, g.ID)
-		_, running := e.fake.Running(g.ID)
-		return err == nil && got.ActiveRevisionID == "" && !running
-	})
+	e.stopped(g)
 	if e.fake.Deleted(g.ID) {
 		t.Fatal("stop deleted the Agent's data")
 	}

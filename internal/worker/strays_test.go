@@ -23,20 +23,13 @@ func TestStrayWorkloadOfAStoppedAgentIsRemoved(t *testing.T) {
 	rev := e.deploy(e.admin, stopped)
 	e.settled(stopped, rev)
 	e.settled(running, e.deploy(e.admin, running))
-	if _, err := e.app.Stop(e.ctx, e.admin, e.ns, stopped.ID); err != nil {
-		t.Fatal(err)
-	}
-	e.eventually("the Agent stops", func() bool {
-		got, err := e.app.GetAgent(e.ctx, e.admin, e.ns, stopped.ID)
-		_, runs := e.fake.Running(stopped.ID)
-		return err == nil && got.ActiveRevisionID == "" && !runs
-	})
+	e.stopped(stopped)
 	stranger := compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: e.ns, AgentID: occ.NewID(occ.PrefixAgent)}, RevisionID: occ.NewID(occ.PrefixRevision)}
 	e.fake.Stray(stranger)
 	e.fake.Stray(compute.RevisionRef{AgentRef: compute.AgentRef{NamespaceID: e.ns, AgentID: stopped.ID}, RevisionID: rev.ID})
-	e.eventually("the stray workload is removed", func() bool {
+	e.eventually("the stray workload is removed, and its removal audited", func() bool {
 		_, runs := e.fake.Running(stopped.ID)
-		return !runs
+		return !runs && len(e.auditReasons(worker.ActAgentCollect)) > 0
 	})
 	if got := e.auditReasons(worker.ActAgentCollect); !slices.Equal(got, []string{occ.ReasonStrayWorkload}) {
 		t.Fatalf("%s audit reasons = %v; want one %s", worker.ActAgentCollect, got, occ.ReasonStrayWorkload)
