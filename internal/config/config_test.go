@@ -1062,6 +1062,20 @@ func TestRescueAfterMustExceedJobTimeout(t *testing.T) {
 	}
 }
 
+// worker.straySweepInterval is refused outside 1s..1h (River's shortest
+// unique period is a second), with the key named; a value inside is kept.
+func TestStraySweepIntervalRange(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"500ms", "2h"} {
+		_, err := Load(Source{Env: []string{"OCC_WORKER_STRAY_SWEEP_INTERVAL=" + v}})
+		wantProblem(t, err, "worker.straySweepInterval", "is outside 1s..1h0m0s")
+	}
+	c, err := Load(Source{Env: []string{"OCC_WORKER_STRAY_SWEEP_INTERVAL=5s"}})
+	if err != nil || c.Worker.StraySweepInterval.D() != 5*time.Second {
+		t.Fatalf("Load = %v, %v", c, err)
+	}
+}
+
 func TestCredentialGateway(t *testing.T) {
 	t.Parallel()
 	c, err := Load(Source{})
