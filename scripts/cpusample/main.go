@@ -7,6 +7,10 @@
 // (from /proc/stat) and the commands by CPU seconds, largest first.
 //
 //	go run ./scripts/cpusample FILE [interval]
+//	go run ./scripts/cpusample -acct PACCT [top]
+//
+// The second form summarizes a process accounting file instead (acct.go):
+// every process that ended while accounting was on, none missed.
 //
 // scripts/test runs it beside go test when OCC_TEST_CPU is set. A process
 // that starts and ends between two looks is missed, and one that ends
@@ -38,8 +42,24 @@ type proc struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: cpusample FILE [interval]")
+		fmt.Fprintln(os.Stderr, "usage: cpusample FILE [interval] | cpusample -acct PACCT [top]")
 		os.Exit(2)
+	}
+	if os.Args[1] == "-acct" && len(os.Args) > 2 {
+		top := 30
+		if len(os.Args) > 3 {
+			n, err := strconv.Atoi(os.Args[3])
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+			top = n
+		}
+		if err := summarizeAcct(os.Args[2], top); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
 	}
 	interval := 2 * time.Second
 	if len(os.Args) > 2 {

@@ -143,6 +143,7 @@ func New(o Options) (*Driver, error) {
 // Close stops the driver's tunnels; the gateways keep running.
 func (d *Driver) Close() error {
 	d.tun.close()
+	d.t.Close()
 	return nil
 }
 

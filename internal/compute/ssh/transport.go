@@ -43,6 +43,9 @@ type TransportOptions struct {
 	LockWait time.Duration
 	// MaxOutput is the most standard output occ reads of one operation.
 	MaxOutput int
+	// ConnectionIdle is how long a kept connection may stay unused before
+	// it is closed and made again (connections.go); 0 is 30 s.
+	ConnectionIdle time.Duration
 }
 
 // maxStderr is how much of an operation's standard error is kept (its
@@ -52,14 +55,16 @@ const maxStderr = 4 << 10
 // lockBusyExit is flock's exit status when the lock stayed held.
 const lockBusyExit = 75
 
-// Transport runs operations on hosts over SSH: one connection per
-// operation, the host's key checked against the known_hosts file, every
-// operation under the host lock (flock on the host), so operations of two
-// occ replicas on one host never interleave.
+// Transport runs operations on hosts over SSH: a session each on the
+// host's kept connection (connections.go), the host's key checked against
+// the known_hosts file at every login, every operation under the host
+// lock (flock on the host), so operations of two occ replicas on one host
+// never interleave.
 type Transport struct {
 	o        TransportOptions
 	auth     xssh.AuthMethod
 	hostKeys xssh.HostKeyCallback
+	conns    *connections
 }
 
 // NewTransport reads the identity and known_hosts files.
@@ -76,8 +81,14 @@ func NewTransport(o TransportOptions) (*Transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ssh: read the known_hosts file: %w", err)
 	}
-	return &Transport{o: o, auth: xssh.PublicKeys(signer), hostKeys: hostKeys}, nil
+	t := &Transport{o: o, auth: xssh.PublicKeys(signer), hostKeys: hostKeys}
+	t.conns = &connections{t: t, byHost: map[string]*conn{}}
+	return t, nil
 }
+
+// Close closes the connections the Transport keeps; operations after it
+// fail.
+func (t *Transport) Close() { t.conns.close() }
 
 // Error is a failure of an operation on a host, with its fixed code
 // (occ.SSH*). Transport wraps it as permanent or unavailable by code.
@@ -161,15 +172,11 @@ func (t *Transport) Run(ctx context.Context, h Host, script string) ([]byte, err
 func (t *Transport) RunBounded(parent context.Context, h Host, script string, maxOutput int) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(parent, t.o.OperationTimeout)
 	defer cancel()
-	c, err := t.dial(ctx, h)
+	c, s, release, err := t.session(ctx, h)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	s, err := c.NewSession()
-	if err != nil {
-		return nil, fail(occ.SSHHostUnreachable, fmt.Errorf("open a session on %s: %w", h.hostport(), err))
-	}
+	defer release()
 	defer s.Close()
 	stdout := &capWriter{max: maxOutput}
 	stderr := &tailWriter{max: maxStderr}
@@ -187,7 +194,7 @@ func (t *Transport) RunBounded(parent context.Context, h Host, script string, ma
 	case err = <-done:
 	case <-ctx.Done():
 		_ = s.Signal(xssh.SIGTERM)
-		c.Close()
+		t.conns.drop(h, c)
 		<-done
 		if err := parent.Err(); err != nil { // the caller's end, not the operation's bound
 			return nil, fmt.Errorf("an operation on %s: %w", h.hostport(), err)
@@ -207,7 +214,28 @@ func (t *Transport) RunBounded(parent context.Context, h Host, script string, ma
 		return nil, fail(occ.SSHOperationFailed, fmt.Errorf("an operation on %s exited with %d: %s",
 			h.hostport(), exit.ExitStatus(), strings.TrimSpace(stderr.String())))
 	}
+	t.conns.drop(h, c)
 	return nil, fail(occ.SSHHostUnreachable, fmt.Errorf("the connection to %s ended: %w", h.hostport(), err))
+}
+
+// session opens a session on a connection to h (connections.go), trying
+// once more on a new connection when the kept one no longer opens one.
+func (t *Transport) session(ctx context.Context, h Host) (*xssh.Client, *xssh.Session, func(), error) {
+	for attempt := 0; ; attempt++ {
+		c, release, err := t.conns.acquire(ctx, h)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		s, err := t.conns.newSession(ctx, c)
+		if err == nil {
+			return c, s, release, nil
+		}
+		release()
+		t.conns.drop(h, c)
+		if attempt == 1 || ctx.Err() != nil {
+			return nil, nil, nil, fail(occ.SSHHostUnreachable, fmt.Errorf("open a session on %s: %w", h.hostport(), err))
+		}
+	}
 }
 
 // quote quotes s for a POSIX shell.

@@ -38,6 +38,7 @@ func newTransport(t testing.TB, o ssh.TransportOptions) *ssh.Transport {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(tr.Close)
 	return tr
 }
 
