@@ -77,8 +77,7 @@ func fakeGateway(t testing.TB) string {
 
 // testStateRoot is the drivers' state root on the test host. Gateway
 // ports of the tests on this machine (the hosts share its network) are
-// disjoint: 17100-17499 here, 17500-17599 TestCrashRounds, 17600-17699
-// TestRealOpenClaw, 17800-17999 internal/server's SSH lanes. They are
+// disjoint: 17100-17499 here, 17500-17599 TestCrashRounds, 17800-17999 internal/server's SSH lanes. They are
 // below the machine's ephemeral ports (which any connection may take, so
 // the driver's preflight refuses a range overlapping them) and below the
 // local driver's gateways (20000 and up), which other tests run at the

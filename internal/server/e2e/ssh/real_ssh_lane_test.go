@@ -32,7 +32,12 @@ import (
 // key, the provider saw no request), its workspace files are written and read live through
 // occ (and are in its workspace on the host), it stops (unit inactive,
 // tree kept), deploys again with its workspace, and is deleted (account,
-// tree and unit gone from the host). It asserts no timing.
+// tree and unit gone from the host). No file occ wrote on the host (the
+// unit, agent.json, the gateway token's file, the revision's
+// openclaw.json) holds the operator's key. It asserts no timing.
+// (internal/compute/ssh has no real-gateway test of its own: this lane is
+// the one that starts OpenClaw on a host; the driver's obligations are
+// proven there with the fake gateway.)
 func TestRealOpenClawSSHLane(t *testing.T) {
 	t.Parallel()
 	cache := cachetest.Runtime(t)
@@ -77,7 +82,7 @@ func TestRealOpenClawSSHLane(t *testing.T) {
 	}
 	agent := r.Data()["id"].(string)
 	ref := compute.AgentRef{NamespaceID: w.Ns, AgentID: agent}
-	paths := driverPaths(t, settings, ref)
+	paths, user := driverPaths(t, settings, ref)
 	// The operator's part: the model key in the Agent's environment file.
 	const key = "sk-good"
 	if _, err := h.Run("mkdir -p " + paths.Dir + " && umask 077 && printf 'FAKEPROV_API_KEY=" + key + "\\n' > " + paths.Dir + "/env"); err != nil {
@@ -131,7 +136,7 @@ func TestRealOpenClawSSHLane(t *testing.T) {
 		!strings.Contains("\n"+out, "\nFAKEPROV_API_KEY="+key+"\n") {
 		t.Fatalf("the gateway's environment lacks the operator's key (%v)", err)
 	}
-	for _, f := range []string{"/etc/systemd/system/" + unit, paths.Dir + "/agent.json", paths.Dir + "/revisions/" + rev1 + "/openclaw.json"} {
+	for _, f := range []string{"/etc/systemd/system/" + unit, paths.Dir + "/agent.json", paths.Dir + "/gateway-token.env", paths.Dir + "/revisions/" + rev1 + "/openclaw.json"} {
 		b, err := os.ReadFile(filepath.Join(h.Root(), f))
 		if err != nil || strings.Contains(string(b), key) {
 			t.Fatalf("%s (a file occ wrote): %v, or it holds the operator's key", f, err)
@@ -166,7 +171,11 @@ func TestRealOpenClawSSHLane(t *testing.T) {
 	}
 	servertest.CheckWorkspaceFile(t, filepath.Join(h.Root(), paths.Dir), initial)
 
-	// Delete: 404, and nothing of the Agent on the host.
+	// Delete: 404, and nothing of the Agent on the host: its tree, its
+	// unit, its account.
+	if _, err := h.Run("getent passwd " + user); err != nil {
+		t.Fatalf("the Agent's account %s before the deletion: %v", user, err)
+	}
 	if r := e.Call("DELETE", w.Path("/agents/"+agent), e.Admin, nil); r.Status != 202 {
 		t.Fatalf("delete = %d %v", r.Status, r.Body)
 	}
@@ -179,10 +188,14 @@ func TestRealOpenClawSSHLane(t *testing.T) {
 	if out, _ := h.Run("pgrep -af '[o]penclaw' || true"); strings.TrimSpace(out) != "" {
 		t.Fatalf("gateway processes left after the deletion: %s", out)
 	}
+	if out, err := h.Run("getent passwd " + user + " || echo absent"); err != nil || strings.TrimSpace(out) != "absent" {
+		t.Fatalf("the Agent's account after the deletion: %q, %v", out, err)
+	}
 }
 
-// driverPaths are where the ssh driver keeps an Agent's files.
-func driverPaths(t *testing.T, s config.SSHCompute, ref compute.AgentRef) ssh.AgentPaths {
+// driverPaths are where the ssh driver keeps an Agent's files, and the
+// Agent's account name.
+func driverPaths(t *testing.T, s config.SSHCompute, ref compute.AgentRef) (ssh.AgentPaths, string) {
 	t.Helper()
 	d, err := ssh.New(ssh.Options{IdentityFile: s.IdentityFile, KnownHostsFile: s.KnownHostsFile,
 		Hosts: map[string]ssh.Host{"x": {Address: "127.0.0.1", Port: 22, User: "root"}}, Command: []string{s.Runtime.NodePath, s.Runtime.OpenClawPath},
@@ -191,5 +204,5 @@ func driverPaths(t *testing.T, s config.SSHCompute, ref compute.AgentRef) ssh.Ag
 		t.Fatal(err)
 	}
 	defer d.Close()
-	return d.Paths(ref)
+	return d.Paths(ref), d.User(ref)
 }
